@@ -1,0 +1,126 @@
+"""The data shapes every stage shares.
+
+A parser turns a payload into `SourceRecord`s; `paperdesk.normalize.finish` fills the
+normalised fields; the store keeps them with the raw payload. Later stages (works,
+authors, subjects, search) read records back in this same shape, so nothing downstream
+depends on which format a record came from.
+
+Dates are ISO 8601 strings (`2025-03-18` or `2025-03-18T17:59:59Z`), never datetime
+objects: they go to JSON and SQL unchanged and compare correctly as text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class Author:
+    """One author position on one record, as the source gives it."""
+
+    name: str
+    """The name as the source wrote it (kept for display and provenance)."""
+    given: str | None = None
+    family: str | None = None
+    affiliations: list[str] = field(default_factory=list)
+    orcid: str | None = None
+    email: str | None = None
+    # -- normalised (filled by paperdesk.normalize.finish) --
+    display: str | None = None
+    """Unicode "Given Family", LaTeX accents decoded, spacing collapsed."""
+    key: str | None = None
+    """Blocking key: folded family name + first initial, e.g. `zhang j`."""
+
+
+@dataclass
+class Version:
+    """One version of a record (arXiv v1, v2 …), as the source lists it."""
+
+    version: str
+    """`v1`, `v2`, …"""
+    date: str | None = None
+    size: str | None = None
+
+
+@dataclass
+class SourceRecord:
+    """One record as one source published it.
+
+    `source` and `source_id` form the record key `SOURCE:ID` that users type
+    (`arxiv:2503.11677`, `openreview:05T81ScPFb`, `doi:10.1145/…`, `mylist:42`).
+    `raw` is the payload exactly as received (bytes), `raw_format` the parser's name.
+    """
+
+    source: str
+    source_id: str
+    raw: bytes = b""
+    raw_format: str = ""
+    url: str | None = None
+    title: str | None = None
+    abstract: str | None = None
+    """Original text for display (LaTeX and Markdown kept)."""
+    authors: list[Author] = field(default_factory=list)
+    submitted: str | None = None
+    """Date of the first version / submission."""
+    updated: str | None = None
+    """Date of the latest version / last change."""
+    published: str | None = None
+    """Publication date in a journal or proceedings."""
+    year: int | None = None
+    categories: list[str] = field(default_factory=list)
+    """Subject codes as the source lists them, primary first (may hold ACM/MSC codes)."""
+    doi: str | None = None
+    arxiv_id: str | None = None
+    """arXiv id without version (`2401.01234`, `hep-th/9709111`)."""
+    journal_ref: str | None = None
+    venue: str | None = None
+    comments: str | None = None
+    license: str | None = None
+    versions: list[Version] = field(default_factory=list)
+    ids: dict[str, str] = field(default_factory=dict)
+    """Other identifiers of the same paper: `openreview`, `dblp`, `s2`, `pmid`, `openalex` …"""
+    feed_date: str | None = None
+    """The day the record appeared in a listing / daily feed."""
+    keywords: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Source-specific fields worth keeping that have no column (pdf url, bibtex type …)."""
+    # -- normalised (filled by paperdesk.normalize.finish) --
+    title_text: str | None = None
+    """Title reduced to plain text for indexing."""
+    abstract_text: str | None = None
+    """Abstract reduced to plain text: LaTeX/Markdown stripped, hard line breaks joined."""
+
+    @property
+    def key(self) -> str:
+        return f"{self.source}:{self.source_id}"
+
+    @property
+    def latest_version(self) -> str | None:
+        return self.versions[-1].version if self.versions else None
+
+    def to_dict(self, raw: bool = False) -> dict[str, Any]:
+        """A JSON-ready dict; the raw payload only when asked (it can be large)."""
+        d = asdict(self)
+        d["key"] = self.key
+        d.pop("raw")
+        if raw:
+            d["raw"] = self.raw.decode("utf-8", errors="replace")
+        return d
+
+
+def record_from_dict(d: dict[str, Any]) -> SourceRecord:
+    """Inverse of `SourceRecord.to_dict` (ignores unknown keys such as `key`)."""
+    d = dict(d)
+    d.pop("key", None)
+    raw = d.pop("raw", b"")
+    authors = [Author(**a) for a in d.pop("authors", [])]
+    versions = [Version(**v) for v in d.pop("versions", [])]
+    known = SourceRecord.__dataclass_fields__
+    rest = {k: v for k, v in d.items() if k in known}
+    return SourceRecord(
+        raw=raw.encode() if isinstance(raw, str) else raw,
+        authors=authors,
+        versions=versions,
+        **rest,
+    )
