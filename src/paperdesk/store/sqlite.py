@@ -1,0 +1,415 @@
+"""The embedded SQLite store: one file, WAL journal, every write batch one transaction.
+
+Durability model: `put_records` writes a batch of records, their raw payloads, rejects and
+the caller's checkpoint in a single transaction, so a SIGKILL at any instant leaves either
+the whole batch or none of it; the next run skips payloads it already has (by sha256) and
+resumes from the checkpoint.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from paperdesk.errors import NotFoundError, StoreError
+from paperdesk.merge import merge_records
+from paperdesk.model import SourceRecord, record_from_dict
+from paperdesk.store.base import PutResult, Reject
+
+
+def now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def payload_hash(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()
+
+
+def _default(obj: Any) -> Any:
+    if isinstance(obj, bytes):
+        return None  # the raw payload is stored in `payloads`, not in `data`
+    raise TypeError(f"cannot serialise {type(obj).__name__}")
+
+
+def encode_record(record: SourceRecord) -> bytes:
+    """The `data` column: every parsed field as JSON (orjson serialises dataclasses fast)."""
+    return orjson.dumps(record, default=_default)
+
+
+def decode_record(data: bytes, raw: bytes = b"") -> SourceRecord:
+    d = orjson.loads(data)
+    d["raw"] = raw
+    return record_from_dict(d)
+
+
+def _split_key(key: str) -> tuple[str, str]:
+    source, sep, sid = key.partition(":")
+    if not sep or not source or not sid:
+        raise NotFoundError(f"{key!r} is not a record key of the form SOURCE:ID")
+    return source, sid
+
+
+class SQLiteStore:
+    """The default backend. Construct with `open_store(path)`."""
+
+    def __init__(self, path: str | Path):
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open database {self.path}: {exc}") from exc
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn.execute("PRAGMA foreign_keys=ON")
+        self.conn.execute("PRAGMA busy_timeout=30000")
+        self.conn.execute("PRAGMA cache_size=-65536")
+        self.migrate()
+
+    # -- plumbing --------------------------------------------------------------------
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> SQLiteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def migrate(self) -> list[str]:
+        """Apply every `migrations/NNN_name.sql` not yet recorded, in name order, each in
+        its own transaction. Other packages' tables arrive the same way."""
+        self.conn.execute(
+            "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT)"
+        )
+        done = {r[0] for r in self.conn.execute("SELECT name FROM migrations")}
+        applied = []
+        folder = resources.files("paperdesk.store").joinpath("migrations")
+        for item in sorted(folder.iterdir(), key=lambda p: p.name):
+            if not item.name.endswith(".sql") or item.name in done:
+                continue
+            script = item.read_text(encoding="utf-8")
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+                for stmt in _statements(script):
+                    self.conn.execute(stmt)
+                self.conn.execute(
+                    "INSERT INTO migrations (name, applied_at) VALUES (?, ?)", (item.name, now())
+                )
+                self.conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self.conn.execute("ROLLBACK")
+                raise StoreError(f"migration {item.name} failed: {exc}") from exc
+            applied.append(item.name)
+        return applied
+
+    def transaction(self) -> _Tx:
+        """`with store.transaction(): ...` — BEGIN IMMEDIATE … COMMIT, ROLLBACK on error."""
+        return _Tx(self.conn)
+
+    # -- records ---------------------------------------------------------------------
+    def known_payloads(self, hashes: Sequence[str]) -> set[str]:
+        found: set[str] = set()
+        for i in range(0, len(hashes), 500):
+            chunk = list(hashes[i : i + 500])
+            marks = ",".join("?" * len(chunk))
+            found.update(
+                r[0]
+                for r in self.conn.execute(
+                    f"SELECT sha256 FROM payloads WHERE sha256 IN ({marks})",  # noqa: S608
+                    chunk,
+                )
+            )
+        return found
+
+    def put_records(
+        self,
+        records: Sequence[SourceRecord],
+        *,
+        origin: str,
+        checkpoint: tuple[str, Any] | None = None,
+        rejects: Sequence[Reject] = (),
+    ) -> PutResult:
+        result = PutResult()
+        stamp = now()
+        with self.transaction():
+            hashes = [payload_hash(r.raw) for r in records]
+            known = self.known_payloads(hashes)
+            existing = self._existing({r.key for r in records})
+            seq = self._next_seq()
+            for rec, digest in zip(records, hashes, strict=True):
+                if digest in known:
+                    result.unchanged += 1
+                    continue
+                known.add(digest)
+                have = existing.get(rec.key)
+                if have is None:
+                    rowid = self._insert(rec, stamp, seq)
+                    existing[rec.key] = (rowid, rec)
+                    result.inserted += 1
+                    result.keys.append(rec.key)
+                else:
+                    rowid, old = have
+                    merged = merge_records(old, rec)
+                    if encode_record(merged) != encode_record(old):
+                        self._update(rowid, merged, stamp, seq)
+                        result.updated += 1
+                        result.keys.append(rec.key)
+                    else:
+                        result.unchanged += 1
+                    existing[rec.key] = (rowid, merged)
+                self.conn.execute(
+                    "INSERT INTO payloads (record_rowid, sha256, format, origin, received_at, body)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (rowid, digest, rec.raw_format, origin, stamp, rec.raw),
+                )
+            self._add_rejects(rejects, stamp)
+            if checkpoint is not None:
+                self._set_checkpoint(*checkpoint, stamp=stamp)
+        return result
+
+    def _next_seq(self) -> int:
+        row = self.conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM records").fetchone()
+        return int(row[0])
+
+    def _existing(self, keys: set[str]) -> dict[str, tuple[int, SourceRecord]]:
+        out: dict[str, tuple[int, SourceRecord]] = {}
+        ks = list(keys)
+        for i in range(0, len(ks), 500):
+            chunk = ks[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            for rowid, key, data in self.conn.execute(
+                f"SELECT rowid, key, data FROM records WHERE key IN ({marks})",  # noqa: S608
+                chunk,
+            ):
+                out[key] = (rowid, decode_record(data))
+        return out
+
+    def _columns(self, rec: SourceRecord) -> tuple[Any, ...]:
+        return (
+            encode_record(rec),
+            rec.title,
+            rec.year,
+            rec.doi,
+            rec.arxiv_id,
+            rec.feed_date,
+            rec.submitted,
+            rec.latest_version,
+        )
+
+    def _insert(self, rec: SourceRecord, stamp: str, seq: int) -> int:
+        cur = self.conn.execute(
+            "INSERT INTO records (key, source, source_id, data, title, year, doi, arxiv_id,"
+            " feed_date, submitted, latest_version, created_at, modified_at, seq)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (rec.key, rec.source, rec.source_id, *self._columns(rec), stamp, stamp, seq),
+        )
+        assert cur.lastrowid is not None
+        return cur.lastrowid
+
+    def _update(self, rowid: int, rec: SourceRecord, stamp: str, seq: int) -> None:
+        self.conn.execute(
+            "UPDATE records SET data = ?, title = ?, year = ?, doi = ?, arxiv_id = ?,"
+            " feed_date = ?, submitted = ?, latest_version = ?, modified_at = ?, seq = ?"
+            " WHERE rowid = ?",
+            (*self._columns(rec), stamp, seq, rowid),
+        )
+
+    def get_record(self, key: str) -> SourceRecord:
+        _split_key(key)
+        row = self.conn.execute(
+            "SELECT r.data, (SELECT body FROM payloads p WHERE p.record_rowid = r.rowid"
+            " ORDER BY p.id DESC LIMIT 1) FROM records r WHERE r.key = ?",
+            (key,),
+        ).fetchone()
+        if row is None:
+            raise NotFoundError(f"no record {key}")
+        return decode_record(row[0], row[1] or b"")
+
+    def get_records(self, keys: Sequence[str]) -> dict[str, SourceRecord]:
+        """Several records at once (without raw payloads), by key."""
+        return {k: v for k, (_, v) in self._existing(set(keys)).items()}
+
+    def iter_records(
+        self, source: str | None = None, *, after_rowid: int = 0, limit: int | None = None
+    ) -> Iterator[tuple[int, SourceRecord]]:
+        sql = "SELECT rowid, data FROM records WHERE rowid > ?"
+        args: list[Any] = [after_rowid]
+        if source:
+            sql += " AND source = ?"
+            args.append(source)
+        sql += " ORDER BY rowid"
+        if limit is not None:
+            sql += " LIMIT ?"
+            args.append(limit)
+        # A separate cursor, fetched in chunks, so callers may write while iterating.
+        cur = self.conn.execute(sql, args)
+        while rows := cur.fetchmany(1000):
+            for rowid, data in rows:
+                yield rowid, decode_record(data)
+
+    def iter_changed(self, after_seq: int) -> Iterator[tuple[int, SourceRecord]]:
+        """(seq, record) for records inserted or changed after `after_seq`, in seq order —
+        how incremental stages (resolve, index, classify) find only new work."""
+        cur = self.conn.execute(
+            "SELECT seq, data FROM records WHERE seq > ? ORDER BY seq, rowid", (after_seq,)
+        )
+        while rows := cur.fetchmany(1000):
+            for seq, data in rows:
+                yield seq, decode_record(data)
+
+    def record_payloads(self, key: str) -> list[dict[str, Any]]:
+        rows = self.conn.execute(
+            "SELECT p.format, p.origin, p.received_at, p.sha256, p.body FROM payloads p"
+            " JOIN records r ON r.rowid = p.record_rowid WHERE r.key = ? ORDER BY p.id",
+            (key,),
+        ).fetchall()
+        return [
+            {"format": f, "origin": o, "received_at": t, "sha256": h, "body": b}
+            for f, o, t, h, b in rows
+        ]
+
+    def count_records(self, source: str | None = None) -> int:
+        if source:
+            row = self.conn.execute("SELECT COUNT(*) FROM records WHERE source = ?", (source,))
+        else:
+            row = self.conn.execute("SELECT COUNT(*) FROM records")
+        return int(row.fetchone()[0])
+
+    def list_records(
+        self, source: str | None = None, *, limit: int = 50, offset: int = 0
+    ) -> list[SourceRecord]:
+        """A page of records, newest rowid first."""
+        sql = "SELECT data FROM records"
+        args: list[Any] = []
+        if source:
+            sql += " WHERE source = ?"
+            args.append(source)
+        sql += " ORDER BY rowid DESC LIMIT ? OFFSET ?"
+        args += [limit, offset]
+        return [decode_record(d) for (d,) in self.conn.execute(sql, args)]
+
+    # -- bookkeeping -----------------------------------------------------------------
+    def get_checkpoint(self, name: str) -> Any | None:
+        row = self.conn.execute("SELECT value FROM checkpoints WHERE name = ?", (name,))
+        found = row.fetchone()
+        return orjson.loads(found[0]) if found else None
+
+    def set_checkpoint(self, name: str, value: Any) -> None:
+        with self.transaction():
+            self._set_checkpoint(name, value, stamp=now())
+
+    def _set_checkpoint(self, name: str, value: Any, *, stamp: str) -> None:
+        self.conn.execute(
+            "INSERT INTO checkpoints (name, value, updated_at) VALUES (?, ?, ?)"
+            " ON CONFLICT(name) DO UPDATE SET value = excluded.value,"
+            " updated_at = excluded.updated_at",
+            (name, orjson.dumps(value).decode(), stamp),
+        )
+
+    def add_rejects(self, rejects: Iterable[Reject]) -> None:
+        with self.transaction():
+            self._add_rejects(rejects, now())
+
+    def _add_rejects(self, rejects: Iterable[Reject], stamp: str) -> None:
+        self.conn.executemany(
+            "INSERT INTO rejects (origin, record_no, error, snippet, created_at)"
+            " VALUES (?, ?, ?, ?, ?)",
+            [(r.origin, r.record_no, r.error, r.snippet[:500], stamp) for r in rejects],
+        )
+
+    def list_rejects(self, limit: int = 100) -> list[Reject]:
+        rows = self.conn.execute(
+            "SELECT origin, record_no, error, snippet FROM rejects ORDER BY id DESC LIMIT ?",
+            (limit,),
+        )
+        return [Reject(o, n, e, s or "") for o, n, e, s in rows]
+
+    def file_done(self, digest: str) -> bool:
+        row = self.conn.execute("SELECT 1 FROM ingested_files WHERE sha256 = ?", (digest,))
+        return row.fetchone() is not None
+
+    def mark_file_done(
+        self, digest: str, path: str, size: int, records: int, rejected: int
+    ) -> None:
+        with self.transaction():
+            self.conn.execute(
+                "INSERT OR REPLACE INTO ingested_files"
+                " (sha256, path, size, records, rejected, finished_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (digest, path, size, records, rejected, now()),
+            )
+
+    def stats(self) -> dict[str, Any]:
+        by_source = dict(
+            self.conn.execute(
+                "SELECT source, COUNT(*) FROM records GROUP BY source ORDER BY source"
+            ).fetchall()
+        )
+        by_format = dict(
+            self.conn.execute(
+                "SELECT format, COUNT(*) FROM payloads GROUP BY format ORDER BY format"
+            ).fetchall()
+        )
+        one = self.conn.execute
+        dates = one("SELECT MIN(feed_date), MAX(feed_date) FROM records").fetchone()
+        return {
+            "db": self.path,
+            "records": sum(by_source.values()),
+            "records_by_source": by_source,
+            "payloads": int(one("SELECT COUNT(*) FROM payloads").fetchone()[0]),
+            "payloads_by_format": by_format,
+            "rejected": int(one("SELECT COUNT(*) FROM rejects").fetchone()[0]),
+            "files_ingested": int(one("SELECT COUNT(*) FROM ingested_files").fetchone()[0]),
+            "feed_dates": {"first": dates[0], "last": dates[1]},
+            "checkpoints": {
+                n: orjson.loads(v)
+                for n, v in one("SELECT name, value FROM checkpoints ORDER BY name")
+            },
+        }
+
+
+class _Tx:
+    """BEGIN IMMEDIATE (take the write lock up front) … COMMIT, ROLLBACK on any error.
+    Nested use joins the outer transaction."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+        self.outer = False
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.outer = not self.conn.in_transaction
+        if self.outer:
+            self.conn.execute("BEGIN IMMEDIATE")
+        return self.conn
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        if not self.outer:
+            return
+        if exc_type is None:
+            self.conn.execute("COMMIT")
+        else:
+            self.conn.execute("ROLLBACK")
+
+
+def _statements(script: str) -> list[str]:
+    """Split a migration script into statements (sqlite3.complete_statement knows quoting)."""
+    out, buf = [], ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            if buf.strip():
+                out.append(buf.strip())
+            buf = ""
+    if buf.strip() and not all(
+        ln.strip().startswith("--") or not ln.strip() for ln in buf.splitlines()
+    ):
+        out.append(buf.strip())
+    return out
