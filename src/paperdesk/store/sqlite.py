@@ -321,7 +321,7 @@ class SQLiteStore:
 
     def _add_rejects(self, rejects: Iterable[Reject], stamp: str) -> None:
         self.conn.executemany(
-            "INSERT INTO rejects (origin, record_no, error, snippet, created_at)"
+            "INSERT OR IGNORE INTO rejects (origin, record_no, error, snippet, created_at)"
             " VALUES (?, ?, ?, ?, ?)",
             [(r.origin, r.record_no, r.error, r.snippet[:500], stamp) for r in rejects],
         )

@@ -43,6 +43,8 @@ CREATE TABLE rejects (
     snippet TEXT,
     created_at TEXT NOT NULL
 );
+-- A re-run after a crash meets the same bad records again: keep one row for each.
+CREATE UNIQUE INDEX rejects_once ON rejects(origin, record_no, error);
 
 CREATE TABLE checkpoints (
     name TEXT PRIMARY KEY,

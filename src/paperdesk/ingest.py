@@ -1,0 +1,293 @@
+"""parse -> normalise -> store, for files and for harvested pages.
+
+Guarantees (tested in tests/test_ingest*.py):
+- idempotent: a payload already stored (same sha256) is skipped before normalisation, and a
+  file ingested to the end is recognised by its digest and skipped whole;
+- durable: each batch (records + raw payloads + rejects + checkpoint) is one transaction;
+  a killed run leaves whole batches only and the next run resumes without duplicates;
+- honest about bad input: every rejected record is named (file, record number, reason);
+  `on_error="stop"` stores the good records before the first bad one and raises,
+  `on_error="skip"` stores the rest and reports each reject (also kept in the store).
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import hashlib
+import lzma
+import os
+import time
+import zlib
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, BinaryIO, Literal
+
+from paperdesk import normalize, sources
+from paperdesk.errors import ParseError
+from paperdesk.model import SourceRecord
+from paperdesk.progress import progress
+from paperdesk.store.base import PutResult, Reject
+from paperdesk.store.sqlite import SQLiteStore, payload_hash
+
+OnError = Literal["stop", "skip"]
+BATCH = 2000
+HEAD = 64 * 1024
+
+
+@dataclass
+class IngestReport:
+    """What an ingest did; `to_dict()` is the `--json` shape documented in docs/cli.md."""
+
+    files: int = 0
+    files_skipped: int = 0
+    records: int = 0
+    inserted: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    rejected: int = 0
+    seconds: float = 0.0
+    formats: dict[str, int] = field(default_factory=dict)
+    rejects: list[Reject] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)
+    """Keys inserted or updated (what later stages must process)."""
+
+    def add(self, put: PutResult) -> None:
+        self.inserted += put.inserted
+        self.updated += put.updated
+        self.unchanged += put.unchanged
+        self.keys.extend(put.keys)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "files": self.files,
+            "files_skipped": self.files_skipped,
+            "records": self.records,
+            "inserted": self.inserted,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "rejected": self.rejected,
+            "seconds": round(self.seconds, 3),
+            "records_per_second": round(self.records / self.seconds) if self.seconds else None,
+            "formats": self.formats,
+            "rejects": [
+                {"origin": r.origin, "record_no": r.record_no, "error": r.error}
+                for r in self.rejects
+            ],
+        }
+
+
+def store_batch(
+    store: SQLiteStore,
+    items: Sequence[SourceRecord | ParseError],
+    *,
+    origin: str,
+    on_error: OnError = "stop",
+    checkpoint: tuple[str, Any] | None = None,
+    first_record_no: int = 1,
+) -> tuple[PutResult, list[Reject]]:
+    """Normalise and store one batch of parser output in one transaction.
+
+    Payloads already stored are skipped before normalisation (that is what makes
+    re-ingesting fast). With `on_error="stop"` the records before the first bad one are
+    stored (without the checkpoint, which would claim the batch is done) and the
+    ParseError is raised; with "skip" every bad record becomes a Reject stored alongside.
+    """
+    records = [x for x in items if isinstance(x, SourceRecord)]
+    known = store.known_payloads([payload_hash(r.raw) for r in records])
+    good: list[SourceRecord] = []
+    rejects: list[Reject] = []
+    for i, item in enumerate(items):
+        no = first_record_no + i
+        err: ParseError | None = None
+        if isinstance(item, ParseError):
+            err = item
+        elif payload_hash(item.raw) in known:
+            good.append(item)  # store.put_records counts it as unchanged
+            continue
+        else:
+            try:
+                good.append(normalize.finish(item))
+                continue
+            except ParseError as exc:
+                err = exc
+        err.origin = err.origin or origin
+        err.record_no = err.record_no or no
+        if on_error == "stop":
+            store.put_records(good, origin=origin)
+            raise err
+        rejects.append(Reject(err.origin, err.record_no, err.message, _snippet(item)))
+    put = store.put_records(good, origin=origin, checkpoint=checkpoint, rejects=rejects)
+    return put, rejects
+
+
+def _snippet(item: SourceRecord | ParseError) -> str:
+    if isinstance(item, SourceRecord):
+        return item.raw[:300].decode("utf-8", errors="replace")
+    return ""
+
+
+def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
+    """Files as given, and every non-hidden file under a directory, in name order."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            out.extend(
+                sorted(
+                    f
+                    for f in p.rglob("*")
+                    if f.is_file() and not any(part.startswith(".") for part in f.parts)
+                )
+            )
+        elif p.exists():
+            out.append(p)
+        else:
+            raise ParseError("no such file or directory", origin=str(p))
+    return out
+
+
+def file_digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def open_decompressed(path: Path) -> tuple[BinaryIO, BinaryIO]:
+    """(decompressed stream, underlying file) — compression judged by magic bytes."""
+    raw = open(path, "rb")  # noqa: SIM115 - closed by the caller
+    magic = raw.read(6)
+    raw.seek(0)
+    stream: IO[bytes]
+    if magic[:2] == b"\x1f\x8b":
+        stream = gzip.GzipFile(fileobj=raw, mode="rb")
+    elif magic[:3] == b"BZh":
+        stream = bz2.BZ2File(raw, mode="rb")
+    elif magic[:6] == b"\xfd7zXZ\x00":
+        stream = lzma.LZMAFile(raw, mode="rb")
+    else:
+        stream = raw
+    return stream, raw  # type: ignore[return-value]
+
+
+_DECOMPRESS_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile, lzma.LZMAError, OSError)
+
+
+def _guarded(it: Iterator[SourceRecord | ParseError], origin: str) -> Iterator[Any]:
+    """Turn a broken compressed stream (truncated gzip …) into a ParseError for the
+    record where it broke, instead of a traceback."""
+    n = 0
+    while True:
+        try:
+            item = next(it)
+        except StopIteration:
+            return
+        except ParseError as exc:
+            exc.origin = exc.origin or origin
+            raise
+        except _DECOMPRESS_ERRORS as exc:
+            raise ParseError(
+                f"truncated or corrupt compressed data ({exc})", origin=origin, record_no=n + 1
+            ) from exc
+        except UnicodeDecodeError as exc:
+            raise ParseError(f"wrong text encoding ({exc})", origin=origin, record_no=n + 1) from exc
+        n += 1
+        yield item
+
+
+def ingest_file(
+    store: SQLiteStore,
+    path: Path,
+    report: IngestReport,
+    *,
+    fmt: str | None = None,
+    on_error: OnError = "stop",
+    force: bool = False,
+    batch_size: int = BATCH,
+) -> None:
+    """Ingest one file (plain, .gz, .bz2 or .xz) into the store, adding to `report`."""
+    origin = str(path)
+    digest = file_digest(path)
+    report.files += 1
+    if not force and store.file_done(digest):
+        report.files_skipped += 1
+        return
+    stream, raw = open_decompressed(path)
+    size = os.fstat(raw.fileno()).st_size
+    try:
+        try:
+            head = stream.read(HEAD)
+        except _DECOMPRESS_ERRORS as exc:
+            raise ParseError(f"unreadable compressed file ({exc})", origin=origin) from exc
+        parser = sources.get(fmt) if fmt else sources.detect(head, path.name)
+        stream.seek(0)
+        report.formats[parser.NAME] = report.formats.get(parser.NAME, 0) + 1
+        seen = 0
+        rejected = 0
+        batch: list[SourceRecord | ParseError] = []
+        with progress(total=size, desc=path.name[:30], unit="B", unit_scale=True) as bar:
+
+            def flush() -> None:
+                nonlocal rejected
+                put, rej = store_batch(
+                    store, batch, origin=origin, on_error=on_error,
+                    first_record_no=seen - len(batch) + 1,
+                )
+                report.add(put)
+                report.rejects.extend(rej)
+                report.rejected += len(rej)
+                rejected += len(rej)
+                batch.clear()
+                bar.update(raw.tell() - bar.n)
+
+            try:
+                for item in _guarded(parser.parse(stream, origin), origin):
+                    batch.append(item)
+                    seen += 1
+                    if len(batch) >= batch_size:
+                        flush()
+            except ParseError:
+                if batch:  # keep the good records read before the input broke
+                    flush()
+                raise
+            if batch:
+                flush()
+        report.records += seen
+        store.mark_file_done(digest, origin, size, seen, rejected)
+    finally:
+        stream.close()
+        raw.close()
+
+
+def ingest_paths(
+    store: SQLiteStore,
+    paths: Iterable[str | Path],
+    *,
+    fmt: str | None = None,
+    on_error: OnError = "stop",
+    force: bool = False,
+    batch_size: int = BATCH,
+) -> IngestReport:
+    """Ingest files and directories; the library function behind `paperdesk ingest`."""
+    report = IngestReport()
+    start = time.perf_counter()
+    try:
+        for path in expand_paths(paths):
+            try:
+                ingest_file(
+                    store, path, report, fmt=fmt, on_error=on_error, force=force,
+                    batch_size=batch_size,
+                )
+            except ParseError as exc:
+                if on_error == "stop":
+                    raise
+                # A whole file unreadable (unknown format, broken gzip header): skip it.
+                rej = Reject(exc.origin or str(path), exc.record_no, exc.message)
+                store.add_rejects([rej])
+                report.rejects.append(rej)
+                report.rejected += 1
+    finally:
+        report.seconds = time.perf_counter() - start
+    return report

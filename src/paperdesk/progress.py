@@ -1,0 +1,32 @@
+"""Progress bars for long work: shown on a terminal, silent in pipes, cron and CI."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from tqdm import tqdm
+
+
+def enabled() -> bool:
+    """Bars only when stderr is a terminal and the user has not asked for quiet."""
+    if os.environ.get("PAPERDESK_PROGRESS") in ("0", "false", "no"):
+        return False
+    if os.environ.get("PAPERDESK_PROGRESS") in ("1", "true", "yes"):
+        return True
+    return sys.stderr.isatty() and not os.environ.get("CI")
+
+
+def progress(total: float | None = None, desc: str = "", unit: str = "it", **kw: Any) -> tqdm:
+    """A tqdm bar (disabled unless `enabled()`); use `.update(n)` and close it (or `with`)."""
+    return tqdm(
+        total=total,
+        desc=desc,
+        unit=unit,
+        disable=not enabled(),
+        file=sys.stderr,
+        dynamic_ncols=True,
+        mininterval=0.5,
+        **kw,
+    )
