@@ -1,0 +1,35 @@
+# The two set-up commands (see README): `make demo` runs the main job on the embedded
+# default (SQLite file under var/), `make test` runs the test suite. Both build .venv/
+# from the lock file first.
+
+VENV    ?= .venv
+PY      := $(VENV)/bin/python
+PIP     := $(VENV)/bin/pip
+PYTHON  ?= python3
+DB      ?= var/paperdesk.db
+STAMP   := $(VENV)/.installed
+
+.PHONY: demo test lint typecheck lock clean-venv
+
+$(STAMP): requirements.lock pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --disable-pip-version-check -r requirements.lock
+	$(PIP) install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
+	touch $(STAMP)
+
+demo: $(STAMP)
+	PAPERDESK_DB=$(DB) bash scripts/demo.sh
+
+test: $(STAMP)
+	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/pytest -q
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
+
+# Re-pin every dependency from the current .venv (run after adding one to pyproject.toml).
+lock:
+	$(PIP) freeze --exclude-editable | grep -v '^paperdesk' | LC_ALL=C sort > requirements.lock
+
+clean-venv:
+	rm -rf $(VENV)
