@@ -32,7 +32,9 @@ from paperdesk.store.base import PutResult, Reject
 from paperdesk.store.sqlite import SQLiteStore, payload_hash
 
 OnError = Literal["stop", "skip"]
-BATCH = 2000
+# Records per transaction: big enough to amortise commits, small enough to bound memory
+# and the work a crash can lose. PAPERDESK_INGEST_BATCH overrides (tests use it).
+BATCH = int(os.environ.get("PAPERDESK_INGEST_BATCH", "2000"))
 HEAD = 64 * 1024
 
 

@@ -1,0 +1,5 @@
+"""`python -m paperdesk` is the CLI."""
+
+from paperdesk.cli import main
+
+main()

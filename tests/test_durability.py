@@ -1,0 +1,93 @@
+"""SIGKILL at any point of an ingest leaves a consistent store; a re-run completes it."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from paperdesk.ingest import ingest_paths
+from paperdesk.store import open_store
+
+from .conftest import shared_file
+
+N = 4000
+
+
+@pytest.fixture(scope="module")
+def feed_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("feed") / "feed.jsonl.gz"
+    with gzip.open(shared_file("arxiv/daily-feed-2025-03-to-2026-04.jsonl.gz"), "rb") as f:
+        lines = [line for _, line in zip(range(N), f, strict=False)]
+    with gzip.open(out, "wb") as w:
+        w.writelines(lines)
+    return out
+
+
+def snapshot(db: Path) -> tuple[set[str], int]:
+    con = sqlite3.connect(db)
+    try:
+        assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        orphans = con.execute(
+            "SELECT COUNT(*) FROM payloads p LEFT JOIN records r ON r.rowid = p.record_rowid"
+            " WHERE r.rowid IS NULL"
+        ).fetchone()[0]
+        bare = con.execute(
+            "SELECT COUNT(*) FROM records r WHERE NOT EXISTS"
+            " (SELECT 1 FROM payloads p WHERE p.record_rowid = r.rowid)"
+        ).fetchone()[0]
+        assert (orphans, bare) == (0, 0), "records and payloads must be written together"
+        keys = {k for (k,) in con.execute("SELECT key FROM records")}
+        payloads = con.execute("SELECT COUNT(*) FROM payloads").fetchone()[0]
+        return keys, payloads
+    finally:
+        con.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kill_after_batches", [1, 3, 6])
+def test_sigkill_mid_ingest_then_resume(
+    tmp_path: Path, feed_file: Path, kill_after_batches: int
+) -> None:
+    ref_db = tmp_path / "ref.db"
+    with open_store(ref_db) as store:
+        ingest_paths(store, [feed_file])
+    want = snapshot(ref_db)
+
+    db = tmp_path / "killed.db"
+    env = {**os.environ, "PAPERDESK_INGEST_BATCH": "250", "PAPERDESK_PROGRESS": "0"}
+    cmd = [sys.executable, "-m", "paperdesk", "--db", str(db), "ingest", str(feed_file)]
+    proc = subprocess.Popen(cmd, env=env)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if db.exists():
+            try:
+                con = sqlite3.connect(db, timeout=0.1)
+                n = con.execute("SELECT COUNT(*) FROM payloads").fetchone()[0]
+                con.close()
+            except sqlite3.Error:
+                n = 0
+            if n >= kill_after_batches * 250:
+                break
+        time.sleep(0.005)
+    killed = proc.poll() is None
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert killed, "the ingest finished before it could be killed: make the input larger"
+
+    keys, payloads = snapshot(db)  # consistent right after the kill
+    with gzip.open(feed_file, "rb") as f:
+        lines = [line.rstrip(b"\n") for line in f]
+    whole_batches = {len(set(lines[: k * 250])) for k in range(1, N // 250)}
+    assert payloads in whole_batches, "only whole batches may be stored"
+
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert snapshot(db) == want  # same records and payloads as one clean run, no duplicates
