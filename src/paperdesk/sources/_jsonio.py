@@ -1,0 +1,250 @@
+"""Reading JSON inputs that come either as one document or as JSON lines, and small
+defensive accessors for the hostile, loosely typed dicts they contain.
+
+Why one reader for both shapes: every JSON API we ingest (OpenReview, Crossref, OpenAlex,
+Semantic Scholar) is saved by users both as a raw response (one document, often a page of
+results) and as JSON lines (one object a line, the shape of dumps and our own exports).
+JSON lines are streamed line by line, so a multi-GB dump never sits in memory; a single
+document has to be read whole (that is how JSON works), which is fine for API responses.
+
+Record numbers are 1-based: the line number for JSON lines, the item's position in the
+document's list of items for a document (the parser decides what its items are).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+import orjson
+
+from paperdesk.errors import ParseError
+
+# A whole JSON document larger than this is refused (JSON lines are not limited): API
+# responses are megabytes, so this only stops a runaway input from exhausting memory.
+MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
+
+_BOM = b"\xef\xbb\xbf"
+
+
+@dataclass
+class Line:
+    """One JSON value read from an input: `value` is None when `error` says why it failed."""
+
+    record_no: int
+    raw: bytes
+    value: Any = None
+    error: str | None = None
+
+
+def read_json(stream: BinaryIO, origin: str) -> tuple[str, Iterator[Line]]:
+    """`("document", lines)` or `("lines", lines)` for a JSON input.
+
+    A document yields one `Line` (record_no 1) holding the parsed value; JSON lines yield
+    one `Line` per non-blank line, a bad line carrying its error instead of a value.
+    Raises ParseError when the input is neither a JSON document nor JSON lines.
+    """
+    first = stream.readline()
+    if first.startswith(_BOM):
+        first = first[len(_BOM) :]
+    skipped = 0
+    while first and not first.strip():
+        skipped += 1
+        first = stream.readline()
+    if not first:
+        raise ParseError("empty input: no JSON found", origin)
+    try:
+        value = orjson.loads(first)
+    except orjson.JSONDecodeError:
+        value = _MISSING
+    if value is not _MISSING:
+        return "lines", _lines(stream, first, value, skipped + 1)
+    rest = stream.read(MAX_DOCUMENT_BYTES + 1)
+    if len(rest) > MAX_DOCUMENT_BYTES:
+        raise ParseError(f"JSON document larger than {MAX_DOCUMENT_BYTES} bytes", origin)
+    data = first + rest
+    try:
+        doc = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        # A bad first line of a JSON-lines file also lands here: tell them apart by the
+        # second line, which parses on its own only in JSON lines.
+        second = _second_line(rest)
+        if second is not None:
+            return "lines", _lines_after_bad_first(first, rest, str(exc), skipped + 1)
+        raise ParseError(f"not valid JSON: {exc}", origin) from None
+    return "document", iter([Line(1, data, doc)])
+
+
+_MISSING = object()
+
+
+def _second_line(rest: bytes) -> bytes | None:
+    for line in rest.split(b"\n", 50)[:50]:
+        if line.strip():
+            try:
+                v = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                return None
+            return line if isinstance(v, dict) else None
+    return None
+
+
+def _lines(stream: BinaryIO, first: bytes, value: Any, no: int) -> Iterator[Line]:
+    """JSON lines numbered by their line in the file (blank lines are skipped, not counted
+    out), so an error's record number is where an editor shows the culprit."""
+    yield Line(no, first.rstrip(b"\r\n"), value)
+    for line in stream:
+        no += 1
+        if line.strip():
+            yield _parse_line(no, line)
+
+
+def _lines_after_bad_first(first: bytes, rest: bytes, error: str, no: int) -> Iterator[Line]:
+    yield Line(no, first.rstrip(b"\r\n"), None, f"not valid JSON: {error}")
+    for line in rest.split(b"\n"):
+        no += 1
+        if line.strip():
+            yield _parse_line(no, line)
+
+
+def _parse_line(no: int, line: bytes) -> Line:
+    raw = line.rstrip(b"\r\n")
+    try:
+        return Line(no, raw, orjson.loads(raw))
+    except orjson.JSONDecodeError as exc:
+        return Line(no, raw, None, f"not valid JSON: {exc}")
+
+
+def dumps(value: Any) -> bytes:
+    """Compact JSON bytes of one item cut out of a larger document (its `raw` payload)."""
+    return orjson.dumps(value)
+
+
+# -- defensive accessors: input fields may have any JSON type ------------------------------
+
+
+def text(value: Any) -> str | None:
+    """A non-empty string, or None (numbers become strings; lists/dicts are refused)."""
+    if isinstance(value, str):
+        s = value.strip()
+        return s or None
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float):
+        return str(value)
+    return None
+
+
+def texts(value: Any) -> list[str]:
+    """The non-empty strings of a list (a lone string becomes a one-item list)."""
+    if isinstance(value, str):
+        s = text(value)
+        return [s] if s else []
+    if not isinstance(value, list):
+        return []
+    return [s for s in (text(v) for v in value) if s]
+
+
+def obj(value: Any) -> dict[str, Any]:
+    """The value when it is a JSON object, else an empty dict."""
+    return value if isinstance(value, dict) else {}
+
+
+def objs(value: Any) -> list[dict[str, Any]]:
+    """The JSON objects of a list."""
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def integer(value: Any) -> int | None:
+    """An int from an int or a digit string, or None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) < 12:
+        return int(value.strip())
+    return None
+
+
+def year_of(value: Any) -> int | None:
+    """A plausible publication year (1000-2999) from an int or a string starting with one."""
+    if isinstance(value, str):
+        m = re.match(r"\s*(\d{4})(?!\d)", value)
+        value = int(m.group(1)) if m else None
+    y = integer(value)
+    return y if y is not None and 1000 <= y <= 2999 else None
+
+
+def epoch_ms_to_iso(value: Any) -> str | None:
+    """`2018-10-20T11:44:03Z` from a millisecond Unix timestamp (OpenReview), else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        when = dt.datetime.fromtimestamp(value / 1000, tz=dt.UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+_ISO = re.compile(r"\d{4}(?:-\d{2}(?:-\d{2}(?:[T ][0-9:.]+(?:Z|[+-]\d{2}:?\d{2})?)?)?)?$")
+
+
+def iso_date(value: Any) -> str | None:
+    """The value when it is an ISO 8601 date / date-time string (`2024`, `2024-05-01` …)."""
+    s = text(value)
+    return s if s and _ISO.match(s) else None
+
+
+@dataclass
+class Item:
+    """One candidate record: its number, raw payload and JSON value (or the error)."""
+
+    record_no: int
+    raw: bytes
+    value: Any = None
+    error: str | None = None
+
+
+def items(stream: BinaryIO, origin: str, unwrap: Any) -> Iterator[Item]:
+    """The records of a JSON input, whatever its shape.
+
+    `unwrap(value)` returns the list of items a parsed value holds (a page, a list, a
+    wrapper) or None when the value is itself one item. An item from a JSON line keeps the
+    line as its raw payload and the line number as its record number (a line holding a list
+    numbers all its items with that line); items cut out of a document are numbered by
+    their position in it (1-based) and re-serialised compactly (same JSON value, not the
+    same bytes: a document has no per-item bytes).
+    """
+    kind, lines = read_json(stream, origin)
+    position = 0
+    for line in lines:
+        if line.error is not None:
+            position += 1
+            yield Item(line.record_no, line.raw, None, line.error)
+            continue
+        inner = unwrap(line.value)
+        if inner is None:
+            position += 1
+            no = line.record_no if kind == "lines" else position
+            yield Item(no, line.raw, line.value)
+            continue
+        for value in inner:
+            position += 1
+            yield Item(line.record_no if kind == "lines" else position, dumps(value), value)
+
+
+def objects(
+    stream: BinaryIO, origin: str, unwrap: Any, what: str
+) -> Iterator[tuple[Item, dict[str, Any]] | ParseError]:
+    """`items()` narrowed to JSON objects: anything else (or a bad line) becomes a
+    ParseError naming `what` the parser expected ("a work", "a note" …)."""
+    for item in items(stream, origin, unwrap):
+        if item.error is not None:
+            yield ParseError(item.error, origin, item.record_no)
+        elif not isinstance(item.value, dict):
+            yield ParseError(f"{what} must be a JSON object", origin, item.record_no)
+        else:
+            yield item, item.value
