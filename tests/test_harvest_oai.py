@@ -1,0 +1,310 @@
+"""`harvest arxiv` (OAI-PMH) against a real HTTP server on 127.0.0.1 replaying arXiv.
+
+The shared recordings hold no multi-page ListRecords, so the multi-page sequence is MADE
+from the real one: its response (two real records, datestamp 2015-01-03) is split into two
+pages, one record each, chained by resumption tokens `t1` — every byte of every record
+is arXiv's own, only the envelope is repeated. The first request gets arXiv's real `503`
+with `Retry-After: 10` before that. OAI error responses (`noRecordsMatch`,
+`badResumptionToken`, `badArgument`) have no capture; they are the real envelope with the
+`<ListRecords>` element replaced by the OAI `<error>` element the protocol defines.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from conftest import ROOT, shared_file
+from paperdesk.cli import main
+from paperdesk.errors import HarvestError
+from paperdesk.harvest import HarvestReport
+from paperdesk.harvest.http import PoliteClient, Politeness
+from paperdesk.harvest.oai import checkpoint_name, harvest_oai
+from paperdesk.store import SQLiteStore, open_store
+from replay_server import ReplayServer, Reply, load_recording, replay_server
+
+LISTRECORDS = "arxiv/oai-pmh/oaipmh-listrecords---should-list-identifiers-from-arxiv.json"
+GETRECORD = "arxiv/oai-pmh/oaipmh-getrecord---should-get-a-record.json"
+FRESH = "/oai2?metadataPrefix=arXiv&from=2015-01-01&until=2015-01-03&verb=ListRecords"
+NEXT = "/oai2?verb=ListRecords&resumptionToken=t1"
+KEYS = {"arxiv:1412.8544", "arxiv:hep-th/9504118"}
+
+
+def split_envelope(body: str) -> tuple[str, list[str], str]:
+    """(everything before the first record, the records verbatim, everything after)."""
+    records = re.findall(r"(?s)<record>.*?</record>\n?", body)
+    head = body[: body.index("<record>")]
+    tail = body[body.rindex("</record>") + len("</record>\n") :]
+    return head, records, tail
+
+
+def real_pages() -> tuple[Reply, Reply, Reply]:
+    """arXiv's real 503, then the real ListRecords split into two token-chained pages."""
+    (_, r503), (_, r200) = load_recording(shared_file(LISTRECORDS))
+    head, records, tail = split_envelope(r200.body.decode())
+    assert len(records) == 2
+    token = '<resumptionToken cursor="0" completeListSize="2">t1</resumptionToken>\n'
+    last = '<resumptionToken cursor="1" completeListSize="2"></resumptionToken>\n'
+    page1 = head + records[0] + token + tail
+    page2 = head + records[1] + last + tail
+    return r503, Reply(200, page1.encode(), r200.headers), Reply(200, page2.encode(), r200.headers)
+
+
+def oai_error(code: str) -> bytes:
+    (_, _), (_, r200) = load_recording(shared_file(LISTRECORDS))
+    body = r200.body.decode()
+    start, end = body.index("<ListRecords>"), body.index("</ListRecords>") + len("</ListRecords>")
+    return (body[:start] + f'<error code="{code}">{code} (test)</error>' + body[end:]).encode()
+
+
+@pytest.fixture
+def server() -> Iterator[ReplayServer]:
+    with replay_server() as srv:
+        yield srv
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SQLiteStore]:
+    s = open_store(tmp_path / "paperdesk.db")
+    yield s
+    s.close()
+
+
+def client(sleeps: list[float], **kw: float) -> PoliteClient:
+    p = Politeness(min_interval=0.0, timeout=5.0, retries=2, backoff=1.0)
+    for k, v in kw.items():
+        setattr(p, k, v)
+    return PoliteClient(agent="paperdesk-test/1", politeness=p, sleep=sleeps.append)
+
+
+def harvest(
+    store: SQLiteStore, server: ReplayServer, sleeps: list[float], **kw: Any
+) -> HarvestReport:
+    with client(sleeps) as c:
+        return harvest_oai(store, c, base_url=server.url + "/oai2", **kw)
+
+
+def test_follows_tokens_honours_503_and_checkpoints(
+    server: ReplayServer, store: SQLiteStore
+) -> None:
+    r503, page1, page2 = real_pages()
+    server.add(FRESH, r503, page1)
+    server.add(NEXT, page2)
+    sleeps: list[float] = []
+    report = harvest(store, server, sleeps, from_date="2015-01-01", until="2015-01-03")
+    assert sleeps == [10.0]  # the real Retry-After, honoured
+    assert report.complete and report.pages == 2 and report.inserted == 2
+    assert report.requests == 3
+    assert {r.key for _, r in store.iter_records()} == KEYS
+    rec = store.get_record("arxiv:1412.8544")
+    assert (rec.doi or "").lower() == "10.4204/eptcs.172.11" and rec.authors[0].family == "Uijlen"
+    cp = store.get_checkpoint(checkpoint_name(server.url + "/oai2", None, "arXiv"))
+    assert cp == {
+        "token": None,
+        "from": "2015-01-01",
+        "until": "2015-01-03",
+        "last_datestamp": "2015-01-03",
+        "done": True,
+    }
+
+
+def test_connection_dropped_mid_page_then_resumed_run_has_no_duplicates(
+    server: ReplayServer, store: SQLiteStore
+) -> None:
+    _, page1, page2 = real_pages()
+    server.add(FRESH, page1)
+    # Page 2 is cut off half-way on every attempt: the run must stop, not store half.
+    server.add(NEXT, Reply(200, page2.body, page2.headers, cut_after=len(page2.body) // 2))
+    sleeps: list[float] = []
+    with pytest.raises(HarvestError, match="gave up after 3 attempts"):
+        harvest(store, server, sleeps, from_date="2015-01-01", until="2015-01-03")
+    assert sleeps == [1.0, 2.0]  # backoff between the three attempts
+    assert {r.key for _, r in store.iter_records()} == {"arxiv:1412.8544"}
+    name = checkpoint_name(server.url + "/oai2", None, "arXiv")
+    assert (store.get_checkpoint(name) or {})["token"] == "t1"
+
+    server.replace(NEXT, page2)  # the network is back
+    seen_before = len(server.seen)
+    report = harvest(store, server, [])  # no arguments: resume from the checkpoint
+    assert report.resumed == "token" and report.complete
+    assert [s.query for s in server.seen[seen_before:]] == [
+        {"verb": "ListRecords", "resumptionToken": "t1"}
+    ]
+    assert report.inserted == 1
+    assert store.count_records() == 2
+    assert all(len(store.record_payloads(k)) == 1 for k in KEYS)
+
+
+def test_timeout_on_a_page_is_retried(server: ReplayServer, store: SQLiteStore) -> None:
+    _, page1, page2 = real_pages()
+    server.add(FRESH, page1)
+    server.add(NEXT, Reply(200, page2.body, delay=1.0), page2)
+    sleeps: list[float] = []
+    with client(sleeps, timeout=0.3) as c:
+        report = harvest_oai(
+            store, c, base_url=server.url + "/oai2", from_date="2015-01-01", until="2015-01-03"
+        )
+    assert report.complete and store.count_records() == 2
+    assert sleeps == [1.0] and len(server.requests_to(resumptionToken="t1")) == 2
+
+
+def test_rerun_fetches_only_what_changed_since_last_datestamp(
+    server: ReplayServer, store: SQLiteStore
+) -> None:
+    _, page1, page2 = real_pages()
+    server.add(FRESH, page1)
+    server.add(NEXT, page2)
+    harvest(store, server, [], from_date="2015-01-01", until="2015-01-03")
+    # The next day: arXiv lists what changed from 2015-01-03 on. Served here: the real
+    # GetRecord response for 1412.8544 re-wrapped as a one-record ListRecords page.
+    ((_, got),) = load_recording(shared_file(GETRECORD))
+    head, records, tail = split_envelope(got.body.decode())
+    rewrapped = (
+        head.replace("<GetRecord>", "<ListRecords>")
+        + records[0]
+        + tail.replace("</GetRecord>", "</ListRecords>")
+    )
+    server.add(
+        "/oai2?verb=ListRecords&metadataPrefix=arXiv&from=2015-01-03",
+        Reply(200, rewrapped.encode()),
+    )
+    seen_before = len(server.seen)
+    report = harvest(store, server, [])
+    assert report.resumed == "datestamp" and report.complete
+    assert [s.query for s in server.seen[seen_before:]] == [
+        {"verb": "ListRecords", "metadataPrefix": "arXiv", "from": "2015-01-03"}
+    ]
+    assert report.unchanged == 1 and report.inserted == 0
+    assert store.count_records() == 2
+
+
+def test_expired_token_restarts_the_range_from_its_start(
+    server: ReplayServer, store: SQLiteStore
+) -> None:
+    _, page1, page2 = real_pages()
+    name = checkpoint_name(server.url + "/oai2", None, "arXiv")
+    store.set_checkpoint(
+        name,
+        {
+            "token": "stale",
+            "from": "2015-01-01",
+            "until": "2015-01-03",
+            "last_datestamp": "2015-01-03",
+            "done": False,
+        },
+    )
+    server.add(
+        "/oai2?verb=ListRecords&resumptionToken=stale", Reply(200, oai_error("badResumptionToken"))
+    )
+    server.add(FRESH, page1)
+    server.add(NEXT, page2)
+    report = harvest(store, server, [])
+    assert report.complete and store.count_records() == 2
+    assert [s.query.get("resumptionToken") for s in server.seen] == ["stale", None, "t1"]
+    assert server.seen[1].query["from"] == "2015-01-01"
+
+
+def test_no_records_match_is_an_empty_result(server: ReplayServer, store: SQLiteStore) -> None:
+    server.add(
+        "/oai2?verb=ListRecords&metadataPrefix=arXivRaw&set=cs&from=2030-01-01",
+        Reply(200, oai_error("noRecordsMatch")),
+    )
+    report = harvest(
+        store, server, [], set_spec="cs", metadata_prefix="arXivRaw", from_date="2030-01-01"
+    )
+    assert report.complete and report.records == 0
+    cp = store.get_checkpoint(checkpoint_name(server.url + "/oai2", "cs", "arXivRaw")) or {}
+    assert cp["done"] is True and cp["from"] == "2030-01-01"
+
+
+def test_other_oai_errors_stop_the_harvest(server: ReplayServer, store: SQLiteStore) -> None:
+    server.add(
+        "/oai2?verb=ListRecords&metadataPrefix=arXiv&from=2015-01-01",
+        Reply(200, oai_error("badArgument")),
+    )
+    with pytest.raises(HarvestError, match="badArgument"):
+        harvest(store, server, [], from_date="2015-01-01")
+    assert store.count_records() == 0
+
+
+def test_cli_json_report(server: ReplayServer, tmp_path: Path) -> None:
+    _, page1, page2 = real_pages()
+    server.add(FRESH, page1)
+    server.add(NEXT, page2)
+    db = tmp_path / "cli.db"
+    result = CliRunner().invoke(
+        main,
+        [
+            "--db",
+            str(db),
+            "harvest",
+            "arxiv",
+            "--url",
+            server.url + "/oai2",
+            "--from",
+            "2015-01-01",
+            "--until",
+            "2015-01-03",
+            "--interval",
+            "0",
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    data = orjson.loads(result.stdout)
+    assert data["complete"] and data["inserted"] == 2 and data["pages"] == 2
+    assert server.seen[0].headers["user-agent"].startswith("paperdesk/")
+
+
+def test_sigkill_mid_harvest_then_rerun_completes(server: ReplayServer, tmp_path: Path) -> None:
+    """A real `paperdesk harvest arxiv` process, killed with SIGKILL while page 2 is in
+    flight; the re-run resumes at the stored token and ends with each record once."""
+    _, page1, page2 = real_pages()
+    server.add(FRESH, page1)
+    server.add(NEXT, Reply(200, page2.body, delay=30), page2)
+    db = tmp_path / "killed.db"
+    cmd = [
+        sys.executable,
+        "-c",
+        "from paperdesk.cli import main; main()",
+        "--db",
+        str(db),
+        "harvest",
+        "arxiv",
+        "--url",
+        server.url + "/oai2",
+        "--interval",
+        "0",
+        "--json",
+    ]
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    proc = subprocess.Popen(
+        [*cmd, "--from", "2015-01-01", "--until", "2015-01-03"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 20
+    while not server.requests_to(resumptionToken="t1") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert server.requests_to(resumptionToken="t1"), "the harvest never reached page 2"
+    done = subprocess.run(cmd, env=env, capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr.decode()
+    data = orjson.loads(done.stdout)
+    assert data["resumed"] == "token" and data["complete"] and data["inserted"] == 1
+    with open_store(db) as s:
+        assert s.count_records() == 2
+        assert all(len(s.record_payloads(k)) == 1 for k in KEYS)
