@@ -16,7 +16,7 @@ import pytest
 from paperdesk.ingest import ingest_paths
 from paperdesk.store import open_store
 
-from .conftest import shared_file
+from conftest import shared_file
 
 N = 4000
 
