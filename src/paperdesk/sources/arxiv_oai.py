@@ -1,0 +1,278 @@
+"""arXiv OAI-PMH responses (ListRecords / GetRecord) in the `arXiv`, `arXivRaw` and
+`oai_dc` metadata formats.
+
+`arXivRaw` is the one to harvest: it is the only OAI format with the full version history
+(`<version version="v2"><date>RFC 2822</date><size>11kb</size></version>`) and the author
+line exactly as submitted. `arXiv` splits authors into keyname/forenames/affiliation but
+only gives `created`/`updated` dates, so its records carry `v1` alone when the paper was
+never revised and no version list otherwise (a guessed one would overwrite a true history
+from another format). `oai_dc` is accepted for completeness; its subjects are category
+*names*, kept as keywords.
+
+The parser streams with `lxml.etree.iterparse` and frees each `<record>` once read, so a
+multi-GB concatenation of responses never sits in memory. Deleted records
+(`<header status="deleted">`) are skipped. `page_info()` reads one response body for the
+harvester: records, `resumptionToken`, OAI `<error>` and the last datestamp.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+from lxml import etree
+
+from paperdesk.errors import ParseError
+from paperdesk.model import Author, SourceRecord, Version
+from paperdesk.sources._arxiv_common import (
+    free,
+    new_record,
+    parsed_author,
+    rfc2822_to_iso,
+    split_arxiv_authors,
+    split_id,
+    to_int,
+    xml_elements,
+    xml_text,
+)
+
+NAME = "arxiv-oai"
+
+OAI = "{http://www.openarchives.org/OAI/2.0/}"
+ARXIV = "{http://arxiv.org/OAI/arXiv/}"
+RAW = "{http://arxiv.org/OAI/arXivRaw/}"
+OAI_DC = "{http://www.openarchives.org/OAI/2.0/oai_dc/}"
+DC = "{http://purl.org/dc/elements/1.1/}"
+
+# OAI-PMH's "nothing to list" is an answer, not a failure.
+NO_RECORDS = "noRecordsMatch"
+
+
+@dataclass
+class OaiPage:
+    """One OAI-PMH response as the harvester needs it."""
+
+    records: list[SourceRecord | ParseError] = field(default_factory=list)
+    token: str | None = None
+    """The resumptionToken to ask for the next page; None on the last page."""
+    cursor: int | None = None
+    complete_list_size: int | None = None
+    error_code: str | None = None
+    """OAI `<error code=…>` (`badArgument`, `idDoesNotExist`, `noRecordsMatch` …)."""
+    error_message: str | None = None
+    last_datestamp: str | None = None
+    """Datestamp of the last header in the page (deleted ones included): the checkpoint."""
+    max_datestamp: str | None = None
+    """Latest datestamp in the page: OAI lists are not sorted by datestamp."""
+    response_date: str | None = None
+    deleted: int = 0
+
+
+def sniff(head: bytes, filename: str) -> bool:
+    """An OAI-PMH envelope from arXiv (its namespace and an arXiv identifier or format)."""
+    h = head[:65536]
+    return (
+        b"<OAI-PMH" in h
+        and b"openarchives.org/OAI/2.0/" in h
+        and (b"arxiv.org" in h.lower() or b"arXiv" in h)
+    )
+
+
+def parse(stream: BinaryIO, origin: str) -> Iterator[SourceRecord | ParseError]:
+    """Records of one OAI-PMH response document.
+
+    An OAI `<error>` other than noRecordsMatch (badArgument, idDoesNotExist …) raises
+    ParseError: the file is an error report, not an empty list.
+    """
+    page = OaiPage()
+    yield from _iter(stream, origin, page)
+    if page.error_code and page.error_code != NO_RECORDS:
+        raise ParseError(f"OAI-PMH error {page.error_code}: {page.error_message or ''}", origin)
+
+
+def page_info(body: bytes, origin: str = "<oai-pmh response>") -> OaiPage:
+    """Parse a whole response body: records plus paging and error information.
+
+    Raises ParseError when the body is not an OAI-PMH document (an HTML 503 page, a
+    truncated download); an OAI `<error>` is reported in the page, not raised.
+    """
+    page = OaiPage()
+    page.records = list(_iter(io.BytesIO(body), origin, page))
+    return page
+
+
+def _iter(stream: BinaryIO, origin: str, page: OaiPage) -> Iterator[SourceRecord | ParseError]:
+    tags = (
+        f"{OAI}record",
+        f"{OAI}header",
+        f"{OAI}resumptionToken",
+        f"{OAI}error",
+        f"{OAI}responseDate",
+    )
+    n = 0
+    for elem in xml_elements(stream, origin, tags, f"{OAI}record", f"{OAI}OAI-PMH"):
+        tag = elem.tag
+        if tag == f"{OAI}header":
+            stamp = xml_text(elem, f"{OAI}datestamp")
+            if stamp:
+                page.last_datestamp = stamp
+                if page.max_datestamp is None or stamp > page.max_datestamp:
+                    page.max_datestamp = stamp
+            parent = elem.getparent()
+            if parent is None or parent.tag != f"{OAI}record":
+                free(elem)  # a ListIdentifiers header: nothing more to read
+        elif tag == f"{OAI}record":
+            n += 1  # position in the file, deleted records included
+            header = elem.find(f"{OAI}header")
+            if header is not None and header.get("status") == "deleted":
+                page.deleted += 1
+            else:
+                try:
+                    yield _record(elem)
+                except ParseError as exc:
+                    yield ParseError(exc.message, origin, n)
+            free(elem)
+        elif tag == f"{OAI}resumptionToken":
+            page.token = (elem.text or "").strip() or None
+            page.cursor = to_int(elem.get("cursor"))
+            page.complete_list_size = to_int(elem.get("completeListSize"))
+        elif tag == f"{OAI}error":
+            page.error_code = elem.get("code") or "unknown"
+            page.error_message = (elem.text or "").strip() or None
+        elif tag == f"{OAI}responseDate":
+            page.response_date = (elem.text or "").strip() or None
+
+
+def _record(rec: etree._Element) -> SourceRecord:
+    header = rec.find(f"{OAI}header")
+    datestamp = xml_text(header, f"{OAI}datestamp") if header is not None else None
+    ident = xml_text(header, f"{OAI}identifier") if header is not None else None
+    meta = rec.find(f"{OAI}metadata")
+    body = None if meta is None else next((c for c in meta if isinstance(c.tag, str)), None)
+    if body is None:
+        raise ParseError(f"record {ident or '?'} has no metadata")
+    raw = etree.tostring(rec, with_tail=False)
+    if body.tag == f"{RAW}arXivRaw":
+        out = _arxiv_raw(body, ident, raw)
+    elif body.tag == f"{ARXIV}arXiv":
+        out = _arxiv(body, ident, raw)
+    elif body.tag == f"{OAI_DC}dc":
+        out = _oai_dc(body, ident, raw)
+    else:
+        raise ParseError(f"unsupported metadata format {body.tag!r}")
+    if datestamp:
+        out.extra["oai_datestamp"] = datestamp
+    return out
+
+
+def _base(ns: str, body: etree._Element, ident: str | None, raw: bytes) -> SourceRecord:
+    """Fields `arXiv` and `arXivRaw` share (same element names, different namespaces)."""
+    parts = split_id(xml_text(body, f"{ns}id")) or split_id(ident)
+    if parts is None:
+        raise ParseError(f"no arXiv id in record {ident or '?'}")
+    aid = parts[0]
+    rec = new_record(
+        aid,
+        raw,
+        NAME,
+        title=xml_text(body, f"{ns}title", strip=False),
+        abstract=xml_text(body, f"{ns}abstract", strip=False),
+        comments=xml_text(body, f"{ns}comments", strip=False),
+        journal_ref=xml_text(body, f"{ns}journal-ref", strip=False),
+        doi=xml_text(body, f"{ns}doi"),
+        license=xml_text(body, f"{ns}license"),
+        categories=(xml_text(body, f"{ns}categories") or "").split(),
+    )
+    for tag, key in (
+        ("report-no", "report_no"),
+        ("msc-class", "msc_class"),
+        ("acm-class", "acm_class"),
+        ("proxy", "proxy"),
+        ("submitter", "submitter"),
+    ):
+        value = xml_text(body, f"{ns}{tag}")
+        if value:
+            rec.extra[key] = value
+    return rec
+
+
+def _arxiv_raw(body: etree._Element, ident: str | None, raw: bytes) -> SourceRecord:
+    rec = _base(RAW, body, ident, raw)
+    for v in body.iterfind(f"{RAW}version"):
+        label = (v.get("version") or "").strip()
+        if not label:
+            continue
+        rec.versions.append(
+            Version(label, rfc2822_to_iso(xml_text(v, f"{RAW}date")), xml_text(v, f"{RAW}size"))
+        )
+    rec.versions.sort(key=lambda v: to_int(v.version[1:]) or 0)
+    if rec.versions:
+        rec.submitted = rec.versions[0].date
+        rec.updated = rec.versions[-1].date
+    rec.authors = split_arxiv_authors(xml_text(body, f"{RAW}authors"))
+    return rec
+
+
+def _arxiv(body: etree._Element, ident: str | None, raw: bytes) -> SourceRecord:
+    rec = _base(ARXIV, body, ident, raw)
+    created = xml_text(body, f"{ARXIV}created")
+    updated = xml_text(body, f"{ARXIV}updated")
+    rec.submitted = created
+    rec.updated = updated or created
+    if created and not updated:
+        rec.versions = [Version("v1", created)]
+    authors = body.find(f"{ARXIV}authors")
+    if authors is not None:
+        for a in authors.iterfind(f"{ARXIV}author"):
+            family = xml_text(a, f"{ARXIV}keyname") or ""
+            given = xml_text(a, f"{ARXIV}forenames")
+            if not family and not given:
+                continue
+            rec.authors.append(
+                parsed_author(
+                    family,
+                    given,
+                    xml_text(a, f"{ARXIV}suffix"),
+                    [t for t in (_clean(x.text) for x in a.iterfind(f"{ARXIV}affiliation")) if t],
+                )
+            )
+    return rec
+
+
+def _oai_dc(body: etree._Element, ident: str | None, raw: bytes) -> SourceRecord:
+    urls = [t for t in (_clean(e.text) for e in body.iterfind(f"{DC}identifier")) if t]
+    parts = split_id(ident) or next((p for p in map(split_id, urls) if p), None)
+    if parts is None:
+        raise ParseError(f"no arXiv id in record {ident or '?'}")
+    aid = parts[0]
+    rec = new_record(aid, raw, NAME)
+    rec.title = xml_text(body, f"{DC}title", strip=False)
+    for e in body.iterfind(f"{DC}creator"):
+        name = _clean(e.text)
+        if not name:
+            continue
+        family, sep, given = name.partition(",")
+        if sep:
+            rec.authors.append(Author(name=name, family=family.strip(), given=given.strip()))
+        else:
+            rec.authors.append(Author(name=name))
+    for e in body.iterfind(f"{DC}description"):
+        text = e.text or ""
+        if text.startswith("Comment:"):
+            rec.comments = text[len("Comment:") :].strip()
+        elif rec.abstract is None:
+            rec.abstract = text
+    rec.keywords = [t for t in (_clean(e.text) for e in body.iterfind(f"{DC}subject")) if t]
+    dates = [t for t in (_clean(e.text) for e in body.iterfind(f"{DC}date")) if t]
+    if dates:
+        rec.submitted, rec.updated = dates[0], dates[-1]
+    for u in urls:
+        if u.startswith("doi:"):
+            rec.doi = u[4:].strip()
+    return rec
+
+
+def _clean(text: str | None) -> str | None:
+    return text.strip() or None if text else None
