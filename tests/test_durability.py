@@ -13,10 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from conftest import shared_file
 from paperdesk.ingest import ingest_paths
 from paperdesk.store import open_store
-
-from conftest import shared_file
 
 N = 4000
 
@@ -51,15 +50,21 @@ def snapshot(db: Path) -> tuple[set[str], int]:
         con.close()
 
 
+@pytest.fixture(scope="module")
+def clean_run(feed_file: Path) -> tuple[set[str], int]:
+    """Keys and payload count of one uninterrupted ingest of the same file."""
+    ref_db = feed_file.parent / "ref.db"
+    with open_store(ref_db) as store:
+        ingest_paths(store, [feed_file])
+    return snapshot(ref_db)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("kill_after_batches", [1, 3, 6])
 def test_sigkill_mid_ingest_then_resume(
-    tmp_path: Path, feed_file: Path, kill_after_batches: int
+    tmp_path: Path, feed_file: Path, clean_run: tuple[set[str], int], kill_after_batches: int
 ) -> None:
-    ref_db = tmp_path / "ref.db"
-    with open_store(ref_db) as store:
-        ingest_paths(store, [feed_file])
-    want = snapshot(ref_db)
+    want = clean_run
 
     db = tmp_path / "killed.db"
     env = {**os.environ, "PAPERDESK_INGEST_BATCH": "250", "PAPERDESK_PROGRESS": "0"}

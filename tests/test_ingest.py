@@ -9,12 +9,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from conftest import shared_file
 from paperdesk.cli import main
 from paperdesk.errors import ParseError, UnknownFormatError
 from paperdesk.ingest import ingest_paths
 from paperdesk.store import open_store
-
-from conftest import shared_file
 
 FEED = "arxiv/daily-feed-2025-03-to-2026-04.jsonl.gz"
 
