@@ -40,11 +40,13 @@ from paperdesk.sources._arxiv_common import (
 
 NAME = "arxiv-abs"
 
-# Far above any real .abs file (the largest are a few tens of KiB): a bigger input is not
-# an .abs file, and reading it whole would let a hostile input exhaust memory.
-MAX_BYTES = 4 * 1024 * 1024
+# Far above any real .abs file or listing (monthly listings are a few MiB): reading a
+# bigger input whole would let a hostile input exhaust memory.
+MAX_BYTES = 64 * 1024 * 1024
 
 _SNIFF = re.compile(rb"(?:^|\n)\\\\\r?\n(?:arXiv|Paper)[^:\n]{0,40}:[ \t]*\S")
+_RULE = re.compile(r"-{70,}\r?")  # arXiv rules are 77-78 dashes wide
+_ID_LINE = re.compile(r"(?:arXiv|Paper)[^:]{0,40}:")
 _FIELD = re.compile(r"([A-Za-z][A-Za-z-]*(?: \([^)\n]{0,40}\))?):[ \t]?(.*)")
 _DATE_KEY = re.compile(r"Date(?: \((?:revised )?(v\d+)\))?")
 _SIZE = re.compile(r"^(.*?)\s*\(([^)]*)\)\s*$")
@@ -52,37 +54,75 @@ _SIZE = re.compile(r"^(.*?)\s*\(([^)]*)\)\s*$")
 
 def sniff(head: bytes, filename: str) -> bool:
     """The `\\\\` separator line followed by `arXiv:<id>` (or the older `Paper:`)."""
-    return _SNIFF.search(head[:2048]) is not None
+    return _SNIFF.search(head[:4096]) is not None
 
 
 def parse(stream: BinaryIO, origin: str) -> Iterator[SourceRecord | ParseError]:
-    """The one record of an `.abs` file; an empty file holds no record."""
+    """The record of an `.abs` file, or each record of a listing; an empty file has none.
+
+    arXiv's listing files (`new.AG`, `pastweek.CO`, monthly `0602`) are `.abs` records
+    between rules of dashes, with mailing headers in between: every block that starts
+    with the `\\\\` + id lines is a record, the rest is skipped.
+    """
     data = stream.read(MAX_BYTES + 1)
     if len(data) > MAX_BYTES:
         raise ParseError(f"larger than {MAX_BYTES} bytes: not an .abs file", origin)
-    if not data.strip():
-        return
     try:
-        text = data.decode("utf-8")
+        text, codec = data.decode("utf-8"), "utf-8"
     except UnicodeDecodeError:
-        text = data.decode("latin-1")
-    try:
-        yield parse_text(text, data)
-    except ParseError as exc:
-        yield ParseError(exc.message, origin, 1)
+        text, codec = data.decode("latin-1"), "latin-1"
+    lines = text.split("\n")  # not splitlines(): raw must re-encode to the exact bytes
+    blocks = _blocks(lines)
+    if len(blocks) == 1:  # a plain .abs file: its raw payload is the file itself
+        try:
+            yield parse_record(blocks[0], data)
+        except ParseError as exc:
+            yield ParseError(exc.message, origin, 1)
+        return
+    for no, block in enumerate(blocks, 1):
+        try:
+            yield parse_record(block, "\n".join(block).encode(codec))
+        except ParseError as exc:
+            yield ParseError(exc.message, origin, no)
 
 
-def parse_text(text: str, raw: bytes) -> SourceRecord:
-    """The record of one `.abs` text (raises ParseError without origin when malformed)."""
-    lines = text.replace("\r\n", "\n").split("\n")
-    seps = [i for i, line in enumerate(lines) if line.rstrip() == "\\\\"]
-    if len(seps) < 2:
+def _blocks(lines: list[str]) -> list[list[str]]:
+    """The record blocks: between rules of dashes, opening with `\\\\` then an id line."""
+    blocks: list[list[str]] = []
+    current: list[str] = []
+    for line in [*lines, "-" * 78]:
+        if _RULE.fullmatch(line):
+            body = [x for x in current if x.strip()]
+            if len(body) >= 2 and _is_sep(body[0]) and _ID_LINE.match(body[1]):
+                blocks.append(current)
+            current = []
+        else:
+            current.append(line)
+    if not blocks and any(x.strip() for x in lines):
+        # no record shape at all: report it (an unrecognised file must not pass silently)
+        blocks.append(lines)
+    return blocks
+
+
+def _is_sep(line: str) -> bool:
+    """`\\\\` alone, or the listing form `\\\\ ( https://arxiv.org/abs/… , 14kb)`."""
+    s = line.rstrip()
+    return s == "\\\\" or s.startswith("\\\\ (")
+
+
+def parse_record(lines: list[str], raw: bytes) -> SourceRecord:
+    """The record of one `.abs` block (raises ParseError without origin when malformed)."""
+    seps = [i for i, line in enumerate(lines) if _is_sep(line)]
+    if not seps:
         raise ParseError("not an .abs record: missing the '\\\\' separator lines")
-    head = lines[seps[0] + 1 : seps[1]]
-    end = seps[2] if len(seps) > 2 else len(lines)
-    body = lines[seps[1] + 1 : end]
-    while body and not body[-1].strip():
-        body.pop()
+    end_head = seps[1] if len(seps) > 1 else len(lines)
+    head = [x.rstrip("\r") for x in lines[seps[0] + 1 : end_head]]
+    body = []
+    if len(seps) > 1:
+        end = seps[2] if len(seps) > 2 else len(lines)
+        body = [x.rstrip("\r") for x in lines[seps[1] + 1 : end]]
+    while body and (not body[-1].strip() or body[-1].startswith("%")):
+        body.pop()  # trailing blank lines and listing decorations (`%%--%%--`)
     fields = _fields(head)
 
     ident = None
