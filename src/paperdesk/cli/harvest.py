@@ -5,16 +5,18 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from paperdesk.cli import Ctx, emit_json, handle_errors, main, pass_ctx
 from paperdesk.harvest import HarvestReport
 from paperdesk.harvest.arxiv_api import API_URL, SORT_BY, harvest_arxiv_api
-from paperdesk.harvest.http import PoliteClient, Politeness, user_agent
 from paperdesk.harvest.oai import FORMATS, OAI_URL, harvest_oai
 from paperdesk.harvest.openreview import API1_URL, API2_URL, harvest_openreview
+
+if TYPE_CHECKING:
+    from paperdesk.harvest.http import PoliteClient
 
 
 def _client_options(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -62,6 +64,8 @@ def _client_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _client(interval: float, timeout: float, retries: int, mailto: str | None) -> PoliteClient:
+    from paperdesk.harvest.http import PoliteClient, Politeness, user_agent  # httpx: slow import
+
     return PoliteClient(
         agent=user_agent(mailto),
         politeness=Politeness(min_interval=interval, timeout=timeout, retries=retries),

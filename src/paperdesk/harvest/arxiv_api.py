@@ -16,15 +16,17 @@ such a page is asked for again (up to `EMPTY_RETRIES` times) before the run give
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from paperdesk.errors import HarvestError, ParseError
 from paperdesk.harvest import HarvestReport, store_page
-from paperdesk.harvest.http import PoliteClient
 from paperdesk.ingest import OnError
 from paperdesk.progress import progress
 from paperdesk.sources import arxiv_atom
 from paperdesk.store.sqlite import SQLiteStore
+
+if TYPE_CHECKING:  # httpx costs 0.5 s to import: only the CLI command that harvests pays it
+    from paperdesk.harvest.http import PoliteClient
 
 API_URL = "https://export.arxiv.org/api/query"
 PAGE_SIZE = 200

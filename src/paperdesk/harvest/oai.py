@@ -24,15 +24,17 @@ is written in the same transaction as each page's records (`harvest.store_page`)
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from paperdesk.errors import HarvestError, ParseError
 from paperdesk.harvest import HarvestReport, store_page
-from paperdesk.harvest.http import PoliteClient
 from paperdesk.ingest import OnError
 from paperdesk.progress import progress
 from paperdesk.sources import arxiv_oai
 from paperdesk.store.sqlite import SQLiteStore
+
+if TYPE_CHECKING:  # httpx costs 0.5 s to import: only the CLI command that harvests pays it
+    from paperdesk.harvest.http import PoliteClient
 
 OAI_URL = "https://oaipmh.arxiv.org/oai"
 """arXiv's OAI-PMH endpoint since 2025 (the old `export.arxiv.org/oai2` redirects there)."""
@@ -119,6 +121,8 @@ def harvest_oai(
             restarted = False
             if page.complete_list_size is not None:
                 bar.total = page.complete_list_size
+            if page.cursor is not None and bar.n < page.cursor:
+                bar.update(page.cursor - bar.n)  # a resumed run starts part-way
             last = _later(last, page.max_datestamp)
             token = page.token
             value = {

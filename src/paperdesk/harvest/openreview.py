@@ -17,17 +17,19 @@ digest and cost no writes.
 from __future__ import annotations
 
 import io
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from paperdesk.errors import HarvestError
 from paperdesk.harvest import HarvestReport, store_page
-from paperdesk.harvest.http import PoliteClient
 from paperdesk.ingest import OnError
 from paperdesk.progress import progress
 from paperdesk.sources import openreview as parser
 from paperdesk.store.sqlite import SQLiteStore
+
+if TYPE_CHECKING:  # httpx costs 0.5 s to import: only the CLI command that harvests pays it
+    from paperdesk.harvest.http import PoliteClient
 
 API2_URL = "https://api2.openreview.net"
 API1_URL = "https://api.openreview.net"
