@@ -137,3 +137,11 @@ def test_default_user_agent_names_project_and_contact(monkeypatch: pytest.Monkey
     assert ua.startswith("paperdesk/") and "+https://" in ua and "mailto:ops@example.org" in ua
     monkeypatch.setenv("PAPERDESK_USER_AGENT", "mybot/2")
     assert user_agent("x@y.z") == "mybot/2"
+
+
+def test_oversized_response_is_refused_not_buffered(server: ReplayServer) -> None:
+    body = shared_file(LISTRECORDS_503).read_bytes()
+    server.add("/big", Reply(200, body))
+    with client([], max_bytes=1000) as c, pytest.raises(HarvestError, match="exceeds 1000"):
+        c.get(server.url + "/big")
+    assert len(server.seen) == 1  # not retried: it would be as big next time

@@ -27,7 +27,7 @@ from click.testing import CliRunner
 
 from conftest import ROOT, shared_file
 from paperdesk.cli import main
-from paperdesk.errors import HarvestError
+from paperdesk.errors import HarvestError, ParseError
 from paperdesk.harvest import HarvestReport
 from paperdesk.harvest.http import PoliteClient, Politeness
 from paperdesk.harvest.oai import checkpoint_name, harvest_oai
@@ -308,3 +308,24 @@ def test_sigkill_mid_harvest_then_rerun_completes(server: ReplayServer, tmp_path
     with open_store(db) as s:
         assert s.count_records() == 2
         assert all(len(s.record_payloads(k)) == 1 for k in KEYS)
+
+
+def test_bad_record_stops_or_is_skipped_and_reported(
+    server: ReplayServer, store: SQLiteStore
+) -> None:
+    """A page whose first record lost its <metadata> (hand-broken copy of the real page)."""
+    (_, _), (_, r200) = load_recording(shared_file(LISTRECORDS))
+    body = r200.body.decode()
+    start = body.index("<metadata>")
+    broken = body[:start] + body[body.index("</metadata>", start) + len("</metadata>") :]
+    server.add(FRESH, Reply(200, broken.encode()))
+    name = checkpoint_name(server.url + "/oai2", None, "arXiv")
+    with pytest.raises(ParseError, match=r"record 1: .*1412\.8544 has no metadata"):
+        harvest(store, server, [], from_date="2015-01-01", until="2015-01-03")
+    assert store.count_records() == 0 and store.get_checkpoint(name) is None
+
+    report = harvest(store, server, [], from_date="2015-01-01", until="2015-01-03", on_error="skip")
+    assert report.complete and report.inserted == 1 and report.rejected == 1
+    assert {r.key for _, r in store.iter_records()} == {"arxiv:hep-th/9504118"}
+    (reject,) = store.list_rejects()
+    assert reject.record_no == 1 and "1412.8544" in reject.error

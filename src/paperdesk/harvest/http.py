@@ -81,6 +81,9 @@ class Politeness:
     max_backoff: float = 300.0
     max_retry_after: float = 3600.0
     """A Retry-After longer than this is not waited out: the harvest stops instead."""
+    max_bytes: int = 512 * 1024 * 1024
+    """Largest response body accepted (decompressed): a server is untrusted input too.
+    arXiv's biggest OAI pages (arXivRaw, ~1000 records) are a few MB."""
 
 
 @dataclass
@@ -170,6 +173,24 @@ class PoliteClient:
         remaining = self.politeness.min_interval - (self._clock() - self._last_done)
         self._wait(remaining, "politeness interval")
 
+    def _once(
+        self, url: str, params: Mapping[str, str | int] | None, shown: str, attempt: int
+    ) -> Fetched:
+        """One request, its body read completely but never beyond `max_bytes`."""
+        limit = self.politeness.max_bytes
+        with self._http.stream("GET", url, params=params) as resp:
+            declared = resp.headers.get("Content-Length", "")
+            if declared.isdigit() and int(declared) > limit:
+                raise HarvestError(f"GET {shown}: response of {declared} bytes exceeds {limit}")
+            chunks: list[bytes] = []
+            size = 0
+            for chunk in resp.iter_bytes():
+                size += len(chunk)
+                if size > limit:
+                    raise HarvestError(f"GET {shown}: response exceeds {limit} bytes")
+                chunks.append(chunk)
+            return Fetched(str(resp.url), resp.status_code, resp.headers, b"".join(chunks), attempt)
+
     def get(
         self,
         url: str,
@@ -190,23 +211,23 @@ class PoliteClient:
             self.requests += 1
             wait: float | None = None
             try:
-                resp = self._http.get(url, params=params)
+                got = self._once(url, params, shown, attempt + 1)
             except _RETRY_EXCEPTIONS as exc:
                 last_problem = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
             except httpx.HTTPError as exc:
                 raise HarvestError(f"GET {shown}: {type(exc).__name__}: {exc}") from exc
             else:
-                status = resp.status_code
+                status = got.status
                 if 200 <= status < 300 or status in accept:
                     self._last_done = self._clock()
-                    return Fetched(str(resp.url), status, resp.headers, resp.content, attempt + 1)
+                    return got
                 if status not in RETRY_STATUSES:
                     self._last_done = self._clock()
-                    snippet = resp.text[:200].strip().replace("\n", " ")
-                    raise HarvestError(f"GET {shown}: HTTP {status}: {snippet}")
+                    text = got.content[:200].decode("utf-8", errors="replace")
+                    raise HarvestError(f"GET {shown}: HTTP {status}: {' '.join(text.split())}")
                 last_problem = f"HTTP {status}"
                 if status in (429, 503):
-                    wait = retry_after_seconds(resp.headers.get("Retry-After"), self._now())
+                    wait = retry_after_seconds(got.headers.get("Retry-After"), self._now())
                     if wait is not None and wait > p.max_retry_after:
                         raise HarvestError(
                             f"GET {shown}: HTTP {status} with Retry-After {wait:.0f} s, "
