@@ -96,31 +96,34 @@ def store_batch(
     stored (without the checkpoint, which would claim the batch is done) and the
     ParseError is raised; with "skip" every bad record becomes a Reject stored alongside.
     """
-    records = [x for x in items if isinstance(x, SourceRecord)]
-    known = store.known_payloads([payload_hash(r.raw) for r in records])
+    digest = {id(x): payload_hash(x.raw) for x in items if isinstance(x, SourceRecord)}
+    known = store.known_payloads(list(digest.values()))
     good: list[SourceRecord] = []
+    hashes: list[str] = []
     rejects: list[Reject] = []
     for i, item in enumerate(items):
         no = first_record_no + i
         err: ParseError | None = None
         if isinstance(item, ParseError):
             err = item
-        elif payload_hash(item.raw) in known:
-            good.append(item)  # store.put_records counts it as unchanged
-            continue
         else:
+            h = digest[id(item)]
             try:
-                good.append(normalize.finish(item))
+                # A payload already stored needs no normalising: put_records skips it.
+                good.append(item if h in known else normalize.finish(item))
+                hashes.append(h)
                 continue
             except ParseError as exc:
                 err = exc
         err.origin = err.origin or origin
         err.record_no = err.record_no or no
         if on_error == "stop":
-            store.put_records(good, origin=origin)
+            store.put_records(good, origin=origin, hashes=hashes)
             raise err
         rejects.append(Reject(err.origin, err.record_no, err.message, _snippet(item)))
-    put = store.put_records(good, origin=origin, checkpoint=checkpoint, rejects=rejects)
+    put = store.put_records(
+        good, origin=origin, checkpoint=checkpoint, rejects=rejects, hashes=hashes
+    )
     return put, rejects
 
 

@@ -51,6 +51,7 @@ class Store(Protocol):
         origin: str,
         checkpoint: tuple[str, Any] | None = None,
         rejects: Sequence[Reject] = (),
+        hashes: Sequence[str] | None = None,
     ) -> PutResult:
         """Insert or merge records, their raw payloads, rejects and an optional checkpoint
         in ONE transaction: after a crash either all of it is stored or none of it."""
