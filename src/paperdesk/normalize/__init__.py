@@ -2,64 +2,144 @@
 
 `finish(record)` is the one entry point the ingest pipeline calls on every parsed record;
 parsers stay simple because of it (they report what the source says, this makes it uniform).
+It is idempotent — it reads only the original fields and the normal forms it wrote itself
+are fixed points — so re-ingesting or re-finishing a stored record changes nothing.
 """
 
 from __future__ import annotations
 
 from paperdesk.errors import ParseError
 from paperdesk.model import SourceRecord
-from paperdesk.normalize.ids import arxiv_id, normalize_doi, split_arxiv_id
+from paperdesk.normalize.ids import (
+    arxiv_id,
+    normalize_doi,
+    openreview_id,
+    split_arxiv_id,
+)
 from paperdesk.normalize.names import normalize_author
 from paperdesk.normalize.text import plain_text
 
-__all__ = ["finish", "arxiv_id", "normalize_doi", "split_arxiv_id", "LIMITS"]
+__all__ = [
+    "finish",
+    "check_limits",
+    "arxiv_id",
+    "normalize_doi",
+    "openreview_id",
+    "split_arxiv_id",
+    "plain_text",
+    "LIMITS",
+]
 
 # Field size limits: far above any real paper, low enough that a hostile or broken input
 # cannot bloat the store. A record over a limit is rejected (never truncated silently).
+# Measured maxima on the 101,838-record daily feed: title 226 chars, abstract 4,031,
+# 3,303 authors on one paper, one broken 512-char "author" (names glued with "and"),
+# comments 437.
 LIMITS = {
     "title": 2_000,
     "abstract": 100_000,
     "authors": 5_000,
-    "author_name": 500,
+    "author_name": 2_000,
+    "affiliations": 100,
     "comments": 10_000,
+    "short_field": 2_000,  # source_id, doi, arxiv_id, url, journal_ref, venue, license …
+    "list_items": 1_000,  # categories, keywords, versions, ids
     "raw": 2_000_000,
 }
+
+_SHORT_FIELDS = ("source", "source_id", "url", "doi", "arxiv_id", "journal_ref", "venue", "license")
+_LIST_FIELDS = ("categories", "keywords", "versions")
+
+
+def _too_long(field: str, size: int, limit: int, unit: str = "characters") -> ParseError:
+    return ParseError(f"{field} is too large: {size} {unit} (limit {limit})")
 
 
 def check_limits(record: SourceRecord) -> None:
     """Raise ParseError naming the field when a record exceeds a size limit."""
     if record.title and len(record.title) > LIMITS["title"]:
-        raise ParseError(f"title is {len(record.title)} characters (limit {LIMITS['title']})")
+        raise _too_long("title", len(record.title), LIMITS["title"])
     if record.abstract and len(record.abstract) > LIMITS["abstract"]:
-        raise ParseError(
-            f"abstract is {len(record.abstract)} characters (limit {LIMITS['abstract']})"
-        )
-    if len(record.authors) > LIMITS["authors"]:
-        raise ParseError(f"{len(record.authors)} authors (limit {LIMITS['authors']})")
-    for a in record.authors:
-        if len(a.name) > LIMITS["author_name"]:
-            raise ParseError(f"an author name is {len(a.name)} characters")
+        raise _too_long("abstract", len(record.abstract), LIMITS["abstract"])
     if record.comments and len(record.comments) > LIMITS["comments"]:
-        raise ParseError(f"comments are {len(record.comments)} characters")
+        raise _too_long("comments", len(record.comments), LIMITS["comments"])
+    if len(record.authors) > LIMITS["authors"]:
+        raise _too_long("authors", len(record.authors), LIMITS["authors"], "authors")
+    name_limit = LIMITS["author_name"]
+    for i, a in enumerate(record.authors):
+        if len(a.name) > name_limit:
+            raise _too_long(f"authors[{i}].name", len(a.name), name_limit)
+        for part in ("given", "family", "orcid", "email"):
+            value = getattr(a, part)
+            if value and len(value) > name_limit:
+                raise _too_long(f"authors[{i}].{part}", len(value), name_limit)
+        if a.affiliations:
+            if len(a.affiliations) > LIMITS["affiliations"]:
+                raise _too_long(
+                    f"authors[{i}].affiliations",
+                    len(a.affiliations),
+                    LIMITS["affiliations"],
+                    "items",
+                )
+            for aff in a.affiliations:
+                if len(aff) > name_limit:
+                    raise _too_long(f"authors[{i}].affiliations", len(aff), name_limit)
+    short = LIMITS["short_field"]
+    for field in _SHORT_FIELDS:
+        value = getattr(record, field)
+        if value and len(value) > short:
+            raise _too_long(field, len(value), short)
+    items = LIMITS["list_items"]
+    for field in _LIST_FIELDS:
+        value = getattr(record, field)
+        if len(value) > items:
+            raise _too_long(field, len(value), items, "items")
+    if len(record.ids) > items:
+        raise _too_long("ids", len(record.ids), items, "items")
+    for field in ("categories", "keywords"):
+        for item in getattr(record, field):
+            if len(item) > short:
+                raise _too_long(field, len(item), short)
     if len(record.raw) > LIMITS["raw"]:
-        raise ParseError(f"raw payload is {len(record.raw)} bytes (limit {LIMITS['raw']})")
+        raise _too_long("raw", len(record.raw), LIMITS["raw"], "bytes")
+
+
+def _year(date: str | None) -> int | None:
+    """The year of an ISO-ish date (`2025-03-18`, `2025`), when it is a plausible one."""
+    if date and len(date) >= 4 and date[:4].isdigit():
+        y = int(date[:4])
+        if 1000 <= y <= 2999:
+            return y
+    return None
 
 
 def finish(record: SourceRecord) -> SourceRecord:
-    """Validate limits and fill the normalised fields in place; returns the record."""
+    """Validate limits and fill the normalised fields in place; returns the record.
+
+    Fills `title_text`, `abstract_text` (plain text for the index), each author's
+    `given`/`family` (when the source did not split the name), `display` and `key`, the
+    canonical `doi` and `arxiv_id` (a value that does not parse is kept as written, so no
+    data is lost), and `year` from the first of published, submitted, feed date, updated.
+    """
     check_limits(record)
     if not record.source or not record.source_id:
         raise ParseError("record has no source or id")
-    record.doi = normalize_doi(record.doi) or record.doi
+    if record.doi:
+        record.doi = normalize_doi(record.doi) or record.doi.strip()
     if record.arxiv_id:
-        record.arxiv_id = arxiv_id(record.arxiv_id) or record.arxiv_id
+        record.arxiv_id = arxiv_id(record.arxiv_id) or record.arxiv_id.strip()
+    elif record.source == "arxiv":
+        record.arxiv_id = arxiv_id(record.source_id)
+    elif record.doi and record.doi.startswith("10.48550/arxiv."):
+        record.arxiv_id = arxiv_id(record.doi)
     record.title_text = plain_text(record.title)
     record.abstract_text = plain_text(record.abstract)
     for a in record.authors:
         normalize_author(a)
     if record.year is None:
         for d in (record.published, record.submitted, record.feed_date, record.updated):
-            if d and len(d) >= 4 and d[:4].isdigit():
-                record.year = int(d[:4])
+            y = _year(d)
+            if y is not None:
+                record.year = y
                 break
     return record
