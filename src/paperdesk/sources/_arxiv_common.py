@@ -274,7 +274,7 @@ def to_int(text: str | None) -> int | None:
 
 _SUFFIXES = {"jr", "jr.", "sr", "sr.", "ii", "iii", "iv", "2nd", "3rd"}
 _DROP = {"et al", "et al.", "et. al.", "others", "and others"}
-_ET_AL = re.compile(r"\s+et\.?\s+al\.?$", re.IGNORECASE)
+_ET_AL = (" et al.", " et al", " et. al.", " et. al")
 _AND = re.compile(r"\s+(?:and|&)\s+", re.IGNORECASE)
 _LEGEND = re.compile(r"\(\s*([0-9a-zA-Z*]{1,4})\s*\)")
 # "(1 Dip. Astro., Bologna; 2 INAF, Bologna)" or "(1 - Swarthmore College; 2 - Caltech)"
@@ -310,7 +310,7 @@ def split_arxiv_authors(line: str | None) -> list[Author]:
                 legend.update(_parse_legend(g, _BARE_SPLIT))
             elif g.strip():
                 own.append(g.strip())
-        name = _ET_AL.sub("", name).strip(" ,;:")
+        name = _strip_et_al(name.strip(" ,;:")).strip(" ,;:")
         if not name:
             if own and people:  # "A. Smith, (MIT)": an affiliation after a stray comma
                 people[-1][1].extend(own)
@@ -336,6 +336,15 @@ def split_arxiv_authors(line: str | None) -> list[Author]:
             affs.append(g)
         authors.append(Author(name=name, affiliations=affs))
     return authors
+
+
+def _strip_et_al(name: str) -> str:
+    """`K. Doe et al.` → `K. Doe` (a suffix test: a regex here is quadratic on long names)."""
+    low = name.lower()
+    for suffix in _ET_AL:
+        if low.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
 
 
 def _tokenise(text: str) -> list[tuple[str, list[str]]]:

@@ -49,7 +49,6 @@ _RULE = re.compile(r"-{70,}\r?")  # arXiv rules are 77-78 dashes wide
 _ID_LINE = re.compile(r"(?:arXiv|Paper)[^:]{0,40}:")
 _FIELD = re.compile(r"([A-Za-z][A-Za-z-]*(?: \([^)\n]{0,40}\))?):[ \t]?(.*)")
 _DATE_KEY = re.compile(r"Date(?: \((?:revised )?(v\d+)\))?")
-_SIZE = re.compile(r"^(.*?)\s*\(([^)]*)\)\s*$")
 
 
 def sniff(head: bytes, filename: str) -> bool:
@@ -197,9 +196,9 @@ def _versions(fields: list[tuple[str, str]]) -> list[Version]:
             continue
         label = m.group(1) or f"v{len(versions) + 1}"
         when, size = value.strip(), None
-        sm = _SIZE.match(when)
-        if sm:
-            when, size = sm.group(1), sm.group(2).split(",", 1)[0].strip() or None
+        cut = when.rfind("(")
+        if when.endswith(")") and cut >= 0:  # "Tue, 16 Sep 1997 14:44:58 GMT   (11kb,D)"
+            when, size = when[:cut].rstrip(), when[cut + 1 : -1].split(",", 1)[0].strip() or None
         versions.append(Version(label, rfc2822_to_iso(when), size))
     versions.sort(key=lambda v: int(v.version[1:]))
     return versions
