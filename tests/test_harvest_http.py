@@ -11,6 +11,8 @@ from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import shared_file
 from paperdesk.errors import HarvestError
@@ -145,3 +147,18 @@ def test_oversized_response_is_refused_not_buffered(server: ReplayServer) -> Non
     with client([], max_bytes=1000) as c, pytest.raises(HarvestError, match="exceeds 1000"):
         c.get(server.url + "/big")
     assert len(server.seen) == 1  # not retried: it would be as big next time
+
+
+HTTP_DATES = st.one_of(
+    st.text(max_size=60),
+    st.datetimes().map(lambda d: format_datetime(d.replace(tzinfo=UTC), usegmt=True)),
+    st.from_regex(r"\A[A-Za-z]{3}, \d{1,3} [A-Za-z]{3} \d{1,6} \d\d:\d\d:\d\d [A-Z+0-9-]{1,5}\Z"),
+)
+
+
+@given(HTTP_DATES)
+@settings(max_examples=100, deadline=None)
+def test_any_retry_after_header_gives_a_wait_or_none(value: str) -> None:
+    """The header is the server's text, so untrusted: never an exception, never negative."""
+    got = retry_after_seconds(value, datetime(2026, 1, 1, tzinfo=UTC))
+    assert got is None or got >= 0

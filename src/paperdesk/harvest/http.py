@@ -106,7 +106,7 @@ def retry_after_seconds(value: str | None, now: datetime) -> float | None:
     if value is None:
         return None
     value = value.strip()
-    if value.isdigit():
+    if value.isascii() and value.isdigit():  # str.isdigit alone accepts "²", which float() refuses
         return float(value)
     try:
         when = parsedate_to_datetime(value)
