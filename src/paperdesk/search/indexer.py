@@ -1,0 +1,213 @@
+"""Keeping the search indexes current: `update_index(store)` (incremental) and `reindex`.
+
+Called by ingest/resolve after they change records or works, and by `paperdesk reindex`.
+Two phases, each resumable after a crash or Ctrl-C:
+
+1. keyword: works whose records changed since the last run (checkpoint `search.seq` on the
+   records' change counter) are rebuilt as `SearchDoc`s; a work whose content hash is
+   unchanged is skipped. A docno is first recorded with a `pending:` hash, then the
+   tantivy commit happens, then the real hash — so a crash in between only means the work
+   is re-added next time (delete + add is idempotent).
+2. vectors: every indexed work without a vector for the current embedder is embedded in
+   batches (progress bar), each batch stored in SQLite in one transaction and added to the
+   HNSW file, which is saved every few batches. A text already embedded for another work
+   (same content hash) reuses that vector.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from paperdesk.model import SourceRecord
+from paperdesk.progress import progress
+from paperdesk.search.document import SearchDoc, doc_from_records
+from paperdesk.search.embed import content_hash, doc_text
+from paperdesk.search.engine import SearchIndex, index_dir
+from paperdesk.store import search as sql
+from paperdesk.store.sqlite import SQLiteStore
+
+CHECKPOINT = "search.seq"
+KEYWORD_BATCH = 5_000
+EMBED_BATCH = 512
+SAVE_EVERY = 20  # embedding batches between saves of the HNSW file
+EMBED_SENTENCES: int | None = None
+"""Truncate abstracts to this many sentences before embedding (None = whole abstract)."""
+
+
+@dataclass
+class IndexReport:
+    works_seen: int = 0
+    works_indexed: int = 0
+    works_unchanged: int = 0
+    vectors_computed: int = 0
+    vectors_reused: int = 0
+    seconds: float = 0.0
+
+
+WorkLookup = Callable[[SQLiteStore, Sequence[SourceRecord]], dict[str, list[SourceRecord]]]
+
+
+def _records_as_works(store: SQLiteStore, records: Sequence[SourceRecord]) -> dict[str, list[SourceRecord]]:
+    """Until works are resolved, every record is its own work (work id = record key)."""
+    return {r.key: [r] for r in records}
+
+
+def work_lookup() -> WorkLookup:
+    """The works stage's grouping when it is installed, else records as works.
+
+    `paperdesk.store.works.works_for_records(store, records) -> {work_id: [records]}` is
+    the hook the works engineer provides (all records of every work touched)."""
+    try:
+        mod = importlib.import_module("paperdesk.store.works")
+    except ModuleNotFoundError:
+        return _records_as_works
+    fn = getattr(mod, "works_for_records", None)
+    return fn if callable(fn) else _records_as_works
+
+
+def _changed_batches(store: SQLiteStore, after_seq: int, size: int) -> Iterator[tuple[int, list[SourceRecord]]]:
+    batch: list[SourceRecord] = []
+    last = after_seq
+    for seq, rec in store.iter_changed(after_seq):
+        batch.append(rec)
+        last = max(last, seq)
+        if len(batch) >= size:
+            yield last, batch
+            batch = []
+    if batch:
+        yield last, batch
+
+
+def _index_keyword(ix: SearchIndex, docs: list[SearchDoc], report: IndexReport) -> None:
+    conn = ix.store.conn
+    known = sql.doc_hashes(conn, [d.work_id for d in docs])
+    changed = [(d, d.content_hash()) for d in docs if known.get(d.work_id, (0, ""))[1] != d.content_hash()]
+    report.works_unchanged += len(docs) - len(changed)
+    if not changed:
+        return
+    with ix.store.transaction():
+        docnos = sql.upsert_docs(conn, [(d.work_id, "pending:" + h) for d, h in changed])
+    kw = ix.keyword
+    for d, _ in changed:
+        n = docnos[d.work_id]
+        if d.work_id in known:
+            kw.delete(n)
+        kw.add(n, d)
+    kw.commit()
+    name = ix.embedder_name
+    have = sql.vector_hashes(conn, name)
+    with ix.store.transaction():
+        sql.upsert_docs(conn, [(d.work_id, h) for d, h in changed])
+        stale = [
+            docnos[d.work_id]
+            for d, _ in changed
+            if docnos[d.work_id] in have
+            and have[docnos[d.work_id]] != content_hash(doc_text(d.title, d.abstract, EMBED_SENTENCES), name)
+        ]
+        conn.executemany("DELETE FROM search_vectors WHERE docno = ?", [(s,) for s in stale])
+    report.works_indexed += len(changed)
+
+
+def _bar(show: bool, **kw: Any) -> Any:
+    return progress(**kw) if show else tqdm(disable=True)
+
+
+def _missing_vectors(ix: SearchIndex) -> list[int]:
+    have = sql.vector_hashes(ix.store.conn, ix.embedder_name)
+    return [d for d in sql.all_docnos(ix.store.conn) if d not in have]
+
+
+def _embed(ix: SearchIndex, report: IndexReport, show: bool) -> None:
+    missing = _missing_vectors(ix)
+    if not missing:
+        return
+    vec = ix.vectors
+    conn = ix.store.conn
+    name = ix.embedder_name
+    with _bar(show, total=len(missing), desc="embedding", unit="work") as bar:
+        for i in range(0, len(missing), EMBED_BATCH):
+            chunk = missing[i : i + EMBED_BATCH]
+            stored = ix.keyword.by_docno(chunk)
+            keys, texts, hashes = [], [], []
+            for d in chunk:
+                if d not in stored:
+                    continue
+                f = stored[d][1]
+                t = doc_text((f.get("title") or [""])[0], (f.get("abstract") or [""])[0], EMBED_SENTENCES)
+                keys.append(d)
+                texts.append(t)
+                hashes.append(content_hash(t, name))
+            reuse = sql.vectors_by_hash(conn, hashes)
+            todo = [j for j, h in enumerate(hashes) if h not in reuse]
+            mat = np.zeros((len(keys), ix.embedder.dim), dtype=np.float32)
+            if todo:
+                mat[todo] = ix.embedder.encode_docs([texts[j] for j in todo])
+            for j, h in enumerate(hashes):
+                if h in reuse:
+                    mat[j] = reuse[h]
+            with ix.store.transaction():
+                sql.put_vectors(conn, name, zip(keys, hashes, mat, strict=True))
+            vec.add(np.asarray(keys, dtype=np.uint64), mat)
+            report.vectors_computed += len(todo)
+            report.vectors_reused += len(keys) - len(todo)
+            bar.update(len(chunk))
+            if (i // EMBED_BATCH) % SAVE_EVERY == SAVE_EVERY - 1:
+                vec.save()
+    vec.save()
+
+
+def update_index(
+    store: SQLiteStore,
+    *,
+    embed: bool = True,
+    show_progress: bool = True,
+    embedder: str | None = None,
+    index: SearchIndex | None = None,
+) -> IndexReport:
+    """Bring the search indexes up to date with the store; cheap when nothing changed.
+
+    Safe to call after every ingest or resolve run. `embed=False` updates only the keyword
+    index (vectors then catch up on the next call with embed=True)."""
+    import time
+
+    t0 = time.perf_counter()
+    ix = index or SearchIndex(store, embedder=embedder)
+    report = IndexReport()
+    lookup = work_lookup()
+    after = int(store.get_checkpoint(CHECKPOINT) or 0)
+    total = store.conn.execute("SELECT count(*) FROM records WHERE seq > ?", (after,)).fetchone()[0]
+    with _bar(show_progress, total=total, desc="indexing", unit="record") as bar:
+        for last, recs in _changed_batches(store, after, KEYWORD_BATCH):
+            works = lookup(store, recs)
+            docs = [doc_from_records(w, rs) for w, rs in works.items()]
+            report.works_seen += len(docs)
+            _index_keyword(ix, docs, report)
+            store.set_checkpoint(CHECKPOINT, last)
+            bar.update(len(recs))
+    ix.write_meta(embedder=ix.embedder_name)
+    if embed:
+        _embed(ix, report, show_progress)
+    report.seconds = time.perf_counter() - t0
+    return report
+
+
+def reindex(
+    store: SQLiteStore, *, embed: bool = True, show_progress: bool = True, embedder: str | None = None
+) -> IndexReport:
+    """Rebuild the index files from scratch (docnos and stored vectors are kept: unchanged
+    texts are not embedded again)."""
+    import shutil
+
+    path = index_dir(store.path)
+    if path.exists():
+        shutil.rmtree(path)
+    with store.transaction():
+        sql.reset_hashes(store.conn)
+    store.set_checkpoint(CHECKPOINT, 0)
+    return update_index(store, embed=embed, show_progress=show_progress, embedder=embedder)

@@ -1,0 +1,134 @@
+"""SQL for search: which works are indexed under which number, and their vectors.
+
+Only this module touches the `search_*` tables (migration 050_search.sql); the search
+package calls these functions with the store's connection.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+
+import numpy as np
+
+VEC_DTYPE = np.dtype("<f2")
+
+
+def doc_hashes(conn: sqlite3.Connection, work_ids: Sequence[str]) -> dict[str, tuple[int, str]]:
+    """work id → (docno, content hash) for the given works that are indexed."""
+    out: dict[str, tuple[int, str]] = {}
+    ids = list(work_ids)
+    for i in range(0, len(ids), 500):
+        chunk = ids[i : i + 500]
+        marks = ",".join("?" * len(chunk))
+        for w, d, h in conn.execute(
+            f"SELECT work_id, docno, content_hash FROM search_docs WHERE work_id IN ({marks})",  # noqa: S608 - placeholders only
+            chunk,
+        ):
+            out[w] = (int(d), h)
+    return out
+
+
+def upsert_docs(conn: sqlite3.Connection, rows: Iterable[tuple[str, str]]) -> dict[str, int]:
+    """Record (work id, content hash) pairs; returns work id → docno (new ids get new numbers)."""
+    out = {}
+    for work_id, h in rows:
+        cur = conn.execute(
+            "INSERT INTO search_docs (work_id, content_hash) VALUES (?, ?) "
+            "ON CONFLICT(work_id) DO UPDATE SET content_hash = excluded.content_hash "
+            "RETURNING docno",
+            (work_id, h),
+        )
+        out[work_id] = int(cur.fetchone()[0])
+    return out
+
+
+def delete_docs(conn: sqlite3.Connection, docnos: Sequence[int]) -> None:
+    conn.executemany("DELETE FROM search_docs WHERE docno = ?", [(d,) for d in docnos])
+
+
+def docno_of(conn: sqlite3.Connection, work_id: str) -> int | None:
+    row = conn.execute("SELECT docno FROM search_docs WHERE work_id = ?", (work_id,)).fetchone()
+    return int(row[0]) if row else None
+
+
+def work_ids(conn: sqlite3.Connection, docnos: Sequence[int]) -> dict[int, str]:
+    out: dict[int, str] = {}
+    ds = list(docnos)
+    for i in range(0, len(ds), 500):
+        chunk = ds[i : i + 500]
+        marks = ",".join("?" * len(chunk))
+        for d, w in conn.execute(
+            f"SELECT docno, work_id FROM search_docs WHERE docno IN ({marks})", chunk  # noqa: S608 - placeholders only
+        ):
+            out[int(d)] = w
+    return out
+
+
+def count_docs(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT count(*) FROM search_docs").fetchone()[0])
+
+
+def all_docnos(conn: sqlite3.Connection) -> list[int]:
+    return [int(r[0]) for r in conn.execute("SELECT docno FROM search_docs ORDER BY docno")]
+
+
+def vector_hashes(conn: sqlite3.Connection, model: str) -> dict[int, bytes]:
+    """docno → hash of the text its stored vector was computed from (this model only)."""
+    return {
+        int(d): bytes(h)
+        for d, h in conn.execute(
+            "SELECT docno, text_hash FROM search_vectors WHERE model = ?", (model,)
+        )
+    }
+
+
+def vectors_by_hash(conn: sqlite3.Connection, hashes: Sequence[bytes]) -> dict[bytes, np.ndarray]:
+    """Vectors already computed for identical text (a work renumbered or merged keeps its vector)."""
+    out: dict[bytes, np.ndarray] = {}
+    hs = list(hashes)
+    for i in range(0, len(hs), 500):
+        chunk = hs[i : i + 500]
+        marks = ",".join("?" * len(chunk))
+        for h, v in conn.execute(
+            f"SELECT text_hash, vector FROM search_vectors WHERE text_hash IN ({marks})", chunk  # noqa: S608 - placeholders only
+        ):
+            out[bytes(h)] = np.frombuffer(v, dtype=VEC_DTYPE).astype(np.float32)
+    return out
+
+
+def put_vectors(
+    conn: sqlite3.Connection, model: str, rows: Iterable[tuple[int, bytes, np.ndarray]]
+) -> None:
+    """Store (docno, text hash, vector) rows; the caller wraps a batch in one transaction."""
+    conn.executemany(
+        "INSERT INTO search_vectors (docno, model, text_hash, vector) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT(docno) DO UPDATE SET model = excluded.model, "
+        "text_hash = excluded.text_hash, vector = excluded.vector",
+        [(d, model, h, np.asarray(v, dtype=VEC_DTYPE).tobytes()) for d, h, v in rows],
+    )
+
+
+def iter_vectors(
+    conn: sqlite3.Connection, model: str, batch: int = 10_000
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(docnos, float32 matrix) in batches: how the ANN index is rebuilt from the store."""
+    cur = conn.execute(
+        "SELECT docno, vector FROM search_vectors WHERE model = ? ORDER BY docno", (model,)
+    )
+    while rows := cur.fetchmany(batch):
+        keys = np.array([r[0] for r in rows], dtype=np.uint64)
+        mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=VEC_DTYPE).reshape(len(rows), -1)
+        yield keys, mat.astype(np.float32)
+
+
+def count_vectors(conn: sqlite3.Connection, model: str) -> int:
+    return int(
+        conn.execute("SELECT count(*) FROM search_vectors WHERE model = ?", (model,)).fetchone()[0]
+    )
+
+
+def reset_hashes(conn: sqlite3.Connection) -> None:
+    """Mark every indexed work as changed (for `reindex`), keeping docnos and vectors:
+    recomputing vectors is what costs time, and unchanged text keeps its vector."""
+    conn.execute("UPDATE search_docs SET content_hash = ''")
