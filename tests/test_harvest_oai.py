@@ -329,3 +329,29 @@ def test_bad_record_stops_or_is_skipped_and_reported(
     assert {r.key for _, r in store.iter_records()} == {"arxiv:hep-th/9504118"}
     (reject,) = store.list_rejects()
     assert reject.record_no == 1 and "1412.8544" in reject.error
+
+
+def test_cli_exhausted_retries_exit_1_with_one_line(server: ReplayServer, tmp_path: Path) -> None:
+    server.add(FRESH, Reply(502, b"<html>Bad Gateway</html>"))
+    result = CliRunner().invoke(
+        main,
+        [
+            "--db",
+            str(tmp_path / "cli.db"),
+            "harvest",
+            "arxiv",
+            "--url",
+            server.url + "/oai2",
+            "--from",
+            "2015-01-01",
+            "--until",
+            "2015-01-03",
+            "--interval",
+            "0",
+            "--retries",
+            "0",
+        ],
+    )
+    assert result.exit_code == 1
+    assert "paperdesk: error: GET " in result.stderr and "gave up after 1 attempts" in result.stderr
+    assert "Traceback" not in result.output

@@ -110,3 +110,24 @@ def test_interrupted_venue_resumes_at_the_offset(server: ReplayServer, store: SQ
     assert report.resumed == "offset" and report.complete and report.inserted == 1
     assert [(s.path, s.query.get("offset")) for s in server.seen[before:]] == [("/v1/notes", "1")]
     assert store.count_records() == 2
+
+
+def test_v2_venue_is_harvested_without_fallback(server: ReplayServer, store: SQLiteStore) -> None:
+    """API v2 shape: the hand-written v2 page of the parser tests (two papers and a review
+    reply, `count: 3`), served whole at the v2 query; v1 is never asked."""
+    page = (Path(__file__).parent / "data" / "openreview" / "api-v2-notes.json").read_bytes()
+    venue = "3DV/2025/Conference"
+    server.add(
+        f"/v2/notes?content.venueid={quote(venue)}&offset=0&limit=1000", Reply(200, page, JSON)
+    )
+    with client() as c:
+        report = harvest_openreview(
+            store, c, venue, api2=server.url + "/v2", api1=server.url + "/v1"
+        )
+    assert report.complete and report.pages == 1 and len(server.seen) == 1
+    assert {r.key for _, r in store.iter_records()} == {
+        "openreview:05T81ScPFb",
+        "openreview:k9QvT2mWbN",
+    }
+    cp = store.get_checkpoint(checkpoint_name(venue)) or {}
+    assert cp["api"] == "v2" and cp["offset"] == 3 and cp["done"] is True
