@@ -355,3 +355,14 @@ def test_cli_exhausted_retries_exit_1_with_one_line(server: ReplayServer, tmp_pa
     assert result.exit_code == 1
     assert "paperdesk: error: GET " in result.stderr and "gave up after 1 attempts" in result.stderr
     assert "Traceback" not in result.output
+
+
+def test_tokens_that_keep_expiring_stop_the_run(server: ReplayServer, store: SQLiteStore) -> None:
+    _, page1, _ = real_pages()
+    server.add(FRESH, page1)
+    server.add(NEXT, Reply(200, oai_error("badResumptionToken")))
+    with pytest.raises(HarvestError, match="badResumptionToken"):
+        harvest(store, server, [], from_date="2015-01-01", until="2015-01-03")
+    # fresh, t1 (expired), fresh, t1 (expired), fresh, t1 (expired): then it gives up.
+    assert [s.query.get("resumptionToken") for s in server.seen] == [None, "t1"] * 3
+    assert store.count_records() == 1

@@ -42,6 +42,9 @@ OAI_URL = "https://oaipmh.arxiv.org/oai"
 FORMATS = ("arXiv", "arXivRaw")
 NO_RECORDS = "noRecordsMatch"
 BAD_TOKEN = "badResumptionToken"
+MAX_RESTARTS = 2
+"""Expired tokens tolerated per run; beyond that the server is not keeping them long
+enough for this harvest and going round again would never end."""
 
 
 def checkpoint_name(base_url: str, set_spec: str | None, metadata_prefix: str) -> str:
@@ -98,7 +101,7 @@ def harvest_oai(
         return q
 
     start_requests = client.requests
-    restarted = False
+    restarts = 0
     with progress(desc=f"arXiv OAI {set_spec or ''}".strip(), unit="rec") as bar:
         while True:
             params = {"verb": "ListRecords", "resumptionToken": token} if token else fresh_query()
@@ -109,16 +112,15 @@ def harvest_oai(
                 raise HarvestError(
                     f"{got.url}: unreadable OAI-PMH response: {exc.message}"
                 ) from exc
-            if page.error_code == BAD_TOKEN and token and not restarted:
+            if page.error_code == BAD_TOKEN and token and restarts < MAX_RESTARTS:
                 # The token expired while we were away: redo the range from its start.
-                token, restarted = None, True
+                token, restarts = None, restarts + 1
                 report.resumed = "datestamp"
                 continue
             if page.error_code and page.error_code != NO_RECORDS:
                 raise HarvestError(
                     f"{got.url}: OAI-PMH error {page.error_code}: {page.error_message or ''}"
                 )
-            restarted = False
             if page.complete_list_size is not None:
                 bar.total = page.complete_list_size
             if page.cursor is not None and bar.n < page.cursor:
