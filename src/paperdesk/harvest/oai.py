@@ -85,8 +85,10 @@ def harvest_oai(
         token, from_date, until = cp["token"], cp.get("from"), cp.get("until")
         report.resumed = "token"
     elif cp and from_date is None:
-        from_date = last or cp.get("from")
-        report.resumed = "datestamp" if from_date else None
+        # After a finished harvest: only what changed since its high-water mark. After an
+        # unfinished one (asked now with another `until`): its range from the start.
+        from_date = (last if cp.get("done") else None) or cp.get("from")
+        report.resumed = "datestamp" if cp.get("done") and from_date else None
     if report.resumed is None:
         last = None  # a new range: the old high-water mark says nothing about it
 
