@@ -57,6 +57,26 @@ def decode_record(data: bytes, raw: bytes = b"") -> SourceRecord:
     return record_from_dict(d)
 
 
+# A record ready for the `records` and `payloads` tables, as a plain tuple:
+# (key, source, source_id, data, title, year, doi, arxiv_id, feed_date, submitted,
+#  latest_version, sha256, raw_format, raw)
+Row = tuple[Any, ...]
+ROW_DIGEST, ROW_FORMAT, ROW_RAW = 11, 12, 13
+
+
+def prepare_row(rec: SourceRecord, digest: str) -> Row:
+    """Encode a (normalised) record for `put_rows`."""
+    return (
+        rec.key, rec.source, rec.source_id, encode_record(rec), rec.title, rec.year, rec.doi,
+        rec.arxiv_id, rec.feed_date, rec.submitted, rec.latest_version,
+        digest, rec.raw_format, rec.raw,
+    )
+
+
+def _row_record(row: Row) -> SourceRecord:
+    return decode_record(row[3], row[ROW_RAW])
+
+
 def _split_key(key: str) -> tuple[str, str]:
     source, sep, sid = key.partition(":")
     if not sep or not source or not sid:
@@ -147,36 +167,52 @@ class SQLiteStore:
         rejects: Sequence[Reject] = (),
         hashes: Sequence[str] | None = None,
     ) -> PutResult:
-        """See `Store.put_records`. Rows are written with executemany and rowids assigned
-        here (safe: BEGIN IMMEDIATE holds the write lock), which is what makes bulk ingest
-        fast. `hashes` may pass the payload digests a caller already computed."""
+        """See `Store.put_records`; `hashes` may pass payload digests already computed."""
+        digests = hashes if hashes is not None else [payload_hash(r.raw) for r in records]
+        rows = [prepare_row(r, d) for r, d in zip(records, digests, strict=True)]
+        return self.put_rows(rows, origin=origin, checkpoint=checkpoint, rejects=rejects)
+
+    def put_rows(
+        self,
+        rows: Sequence[Row],
+        *,
+        origin: str,
+        checkpoint: tuple[str, Any] | None = None,
+        rejects: Sequence[Reject] = (),
+    ) -> PutResult:
+        """`put_records` for records already encoded by `prepare_row` (possibly in another
+        process: rows are plain tuples, cheap to pass between processes, unlike records).
+
+        Rows are written with executemany and rowids assigned here (safe: BEGIN IMMEDIATE
+        holds the write lock). A key already stored is merged with `merge_records`."""
         result = PutResult()
         stamp = now()
-        digests = list(hashes) if hashes is not None else [payload_hash(r.raw) for r in records]
         with self.transaction():
-            known = self.known_payloads(digests)
-            existing = self._existing({r.key for r in records})
+            known = self.known_payloads([r[ROW_DIGEST] for r in rows])
+            existing = self._existing({r[0] for r in rows})
             seq = self._next_seq()
             next_rowid = int(
                 self.conn.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM records").fetchone()[0]
             )
-            fresh: dict[str, tuple[int, SourceRecord]] = {}  # inserted in this batch
-            changed: dict[int, SourceRecord] = {}  # existing rows updated in this batch
+            fresh: dict[str, tuple[int, Row]] = {}  # inserted in this batch
+            changed: dict[int, SourceRecord] = {}  # rows stored before, updated in this batch
             payload_rows: list[tuple[Any, ...]] = []
-            for rec, digest in zip(records, digests, strict=True):
+            for row in rows:
+                digest = row[ROW_DIGEST]
                 if digest in known:
                     result.unchanged += 1
                     continue
                 known.add(digest)
-                key = rec.key
+                key = row[0]
                 if key in fresh:  # a second version of a record new in this batch
-                    rowid, old = fresh[key]
-                    fresh[key] = (rowid, merge_records(old, rec))
+                    rowid, first = fresh[key]
+                    merged = merge_records(_row_record(first), _row_record(row))
+                    fresh[key] = (rowid, prepare_row(merged, first[ROW_DIGEST]))
                     result.updated += 1
                 elif key in existing:
                     rowid, stored = existing[key]
                     old = changed.get(rowid, stored)
-                    merged = merge_records(old, rec)
+                    merged = merge_records(old, _row_record(row))
                     if encode_record(merged) != encode_record(old):
                         changed[rowid] = merged
                         result.updated += 1
@@ -186,24 +222,24 @@ class SQLiteStore:
                 else:
                     rowid = next_rowid
                     next_rowid += 1
-                    fresh[key] = (rowid, rec)
+                    fresh[key] = (rowid, row)
                     result.inserted += 1
                     result.keys.append(key)
-                payload_rows.append((rowid, digest, rec.raw_format, origin, stamp, rec.raw))
+                payload_rows.append((rowid, digest, row[ROW_FORMAT], origin, stamp, row[ROW_RAW]))
             self.conn.executemany(
                 "INSERT INTO records (rowid, key, source, source_id, data, title, year, doi,"
                 " arxiv_id, feed_date, submitted, latest_version, created_at, modified_at, seq)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (rowid, key, r.source, r.source_id, *self._columns(r), stamp, stamp, seq)
-                    for key, (rowid, r) in fresh.items()
-                ],
+                [(rowid, *row[:ROW_DIGEST], stamp, stamp, seq) for rowid, row in fresh.values()],
             )
             self.conn.executemany(
                 "UPDATE records SET data = ?, title = ?, year = ?, doi = ?, arxiv_id = ?,"
                 " feed_date = ?, submitted = ?, latest_version = ?, modified_at = ?, seq = ?"
                 " WHERE rowid = ?",
-                [(*self._columns(r), stamp, seq, rowid) for rowid, r in changed.items()],
+                [
+                    (*prepare_row(r, "")[3:ROW_DIGEST], stamp, seq, rowid)
+                    for rowid, r in changed.items()
+                ],
             )
             self.conn.executemany(
                 "INSERT INTO payloads (record_rowid, sha256, format, origin, received_at, body)"
@@ -231,18 +267,6 @@ class SQLiteStore:
             ):
                 out[key] = (rowid, decode_record(data))
         return out
-
-    def _columns(self, rec: SourceRecord) -> tuple[Any, ...]:
-        return (
-            encode_record(rec),
-            rec.title,
-            rec.year,
-            rec.doi,
-            rec.arxiv_id,
-            rec.feed_date,
-            rec.submitted,
-            rec.latest_version,
-        )
 
     def get_record(self, key: str) -> SourceRecord:
         _split_key(key)
