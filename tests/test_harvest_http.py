@@ -130,6 +130,7 @@ def test_requests_are_spaced_by_the_interval(server: ReplayServer) -> None:
             c.get(server.url + "/a")
     gaps = [b.at - a.at for a, b in zip(server.seen, server.seen[1:], strict=False)]
     assert len(gaps) == 2 and min(gaps) >= 0.24
+    assert Politeness().min_interval >= 3.0  # the default is arXiv's rule
 
 
 def test_default_user_agent_names_project_and_contact(monkeypatch: pytest.MonkeyPatch) -> None:

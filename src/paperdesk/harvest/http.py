@@ -136,7 +136,6 @@ class PoliteClient:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         now: Callable[[], datetime] = _wall_now,
-        transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.politeness = politeness or Politeness()
         self.agent = agent or user_agent()
@@ -150,7 +149,6 @@ class PoliteClient:
             headers={"User-Agent": self.agent},
             timeout=httpx.Timeout(self.politeness.timeout),
             follow_redirects=True,
-            transport=transport,
         )
 
     def __enter__(self) -> PoliteClient:
@@ -180,7 +178,7 @@ class PoliteClient:
         limit = self.politeness.max_bytes
         with self._http.stream("GET", url, params=params) as resp:
             declared = resp.headers.get("Content-Length", "")
-            if declared.isdigit() and int(declared) > limit:
+            if declared.isascii() and declared.isdigit() and int(declared) > limit:
                 raise HarvestError(f"GET {shown}: response of {declared} bytes exceeds {limit}")
             chunks: list[bytes] = []
             size = 0
