@@ -231,6 +231,12 @@ def items(stream: BinaryIO, origin: str, unwrap: Any) -> Iterator[Item]:
             no = line.record_no if kind == "lines" else position
             yield Item(no, line.raw, line.value)
             continue
+        if len(inner) == 1:
+            # A response holding one item is that item's payload as received, wrapper and
+            # all (exact bytes beat a re-serialisation whenever there is a choice).
+            position += 1
+            yield Item(line.record_no if kind == "lines" else position, line.raw, inner[0])
+            continue
         for value in inner:
             position += 1
             yield Item(line.record_no if kind == "lines" else position, dumps(value), value)

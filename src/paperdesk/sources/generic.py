@@ -14,6 +14,10 @@ exist in the wild) and is still kept. `authors` is a list (of names, or of objec
 or a space/comma separated string. `year` may be an int or text; `date` (ISO) becomes the
 publication date. Columns we do not know go to `extra`.
 
+HTML character references (`J&#246;rg`, `&mdash;`), which some exports (ACM's) write
+instead of characters, are decoded in title, abstract, authors and venue — before the
+author string is split, since their `;` is no separator. `raw` keeps them as written.
+
 Encodings: JSON must be UTF-8 (a bad line is reported with its line number). CSV is read
 as UTF-8; a CSV field that is not valid UTF-8 is decoded as Windows-1252/Latin-1 instead
 (the encoding such exports nearly always use), and the record says so in
@@ -24,6 +28,7 @@ as in the file (for CSV, behind the header line, so the payload is self-describi
 from __future__ import annotations
 
 import csv
+import html
 import io
 import re
 import sys
@@ -212,6 +217,17 @@ def _csv_rows(text_in: io.TextIOWrapper, origin: str) -> Iterator[SourceRecord |
         yield rec
 
 
+_ENTITY = re.compile(r"&(?:#\d{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+
+
+def unescape(value: Any) -> str | None:
+    """`text(value)` with HTML character references decoded (only when there are any)."""
+    s = text(value)
+    if s and "&" in s and _ENTITY.search(s):
+        s = html.unescape(s).strip() or None
+    return s
+
+
 def split_authors(value: Any) -> list[Author]:
     """Authors from a list (names or {"name": ...} objects) or one separated string."""
     if isinstance(value, list):
@@ -232,7 +248,7 @@ def split_authors(value: Any) -> list[Author]:
             elif text(v):
                 out.append(Author(name=str(text(v))))
         return out
-    s = text(value)
+    s = unescape(value)
     if not s:
         return []
     parts = s.split(";") if ";" in s else re.split(r",\s+|\s+and\s+", s)
@@ -270,14 +286,14 @@ def _record(
         raw=raw,
         raw_format=NAME,
         url=text(d.get("url")),
-        title=text(d.get("title")),
-        abstract=text(d.get("abstract")),
+        title=unescape(d.get("title")),
+        abstract=unescape(d.get("abstract")),
         authors=split_authors(d.get("authors")),
         published=date,
         year=year,
         categories=split_categories(d.get("categories")),
         doi=normalize_doi(doi_in) or doi_in,
         arxiv_id=arxiv_id(ax_in) or ax_in,
-        venue=text(d.get("venue")),
+        venue=unescape(d.get("venue")),
         extra=extra,
     )

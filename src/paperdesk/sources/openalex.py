@@ -17,7 +17,7 @@ from typing import Any, BinaryIO
 from paperdesk.errors import ParseError
 from paperdesk.model import Author, SourceRecord
 from paperdesk.normalize.ids import arxiv_id, normalize_doi
-from paperdesk.sources._jsonio import integer, iso_date, obj, objects, objs, text, year_of
+from paperdesk.sources._jsonio import integer, iso_date, obj, objects, objs, text, texts, year_of
 
 NAME = "openalex"
 
@@ -101,7 +101,7 @@ def _author(a: dict[str, Any]) -> Author | None:
         return None
     affs = [n for n in (text(i.get("display_name")) for i in objs(a.get("institutions"))) if n]
     if not affs:
-        affs = [s for s in (text(x) for x in (a.get("raw_affiliation_strings") or [])) if s]
+        affs = texts(a.get("raw_affiliation_strings"))
     return Author(
         name=name,
         affiliations=affs,
