@@ -46,22 +46,29 @@ def read_json(stream: BinaryIO, origin: str) -> tuple[str, Iterator[Line]]:
     A document yields one `Line` (record_no 1) holding the parsed value; JSON lines yield
     one `Line` per non-blank line, a bad line carrying its error instead of a value.
     Raises ParseError when the input is neither a JSON document nor JSON lines.
+
+    The first line decides: a complete JSON value means JSON lines. A first line that
+    opens or continues a structure (`[`, `{`, `"notes": [` …) means a document. Any other
+    bad first line is a broken JSON line when the next line parses on its own — decided
+    without reading further, so a multi-GB JSON-lines file with a bad first line streams.
     """
     first = stream.readline()
     if first.startswith(_BOM):
         first = first[len(_BOM) :]
-    skipped = 0
+    no = 1
     while first and not first.strip():
-        skipped += 1
+        no += 1
         first = stream.readline()
     if not first:
         raise ParseError("empty input: no JSON found", origin)
-    try:
-        value = orjson.loads(first)
-    except orjson.JSONDecodeError:
-        value = _MISSING
-    if value is not _MISSING:
-        return "lines", _lines(stream, first, value, skipped + 1)
+    error = _error_of(first)
+    if error is None:
+        return "lines", _lines(stream, [(no, first)])
+    if not first.rstrip().endswith((b"[", b"{", b",", b":")):
+        second = stream.readline()
+        if second.strip() and _error_of(second) is None:
+            return "lines", _lines(stream, [(no, first), (no + 1, second)])
+        first += second
     rest = stream.read(MAX_DOCUMENT_BYTES + 1)
     if len(rest) > MAX_DOCUMENT_BYTES:
         raise ParseError(f"JSON document larger than {MAX_DOCUMENT_BYTES} bytes", origin)
@@ -69,42 +76,25 @@ def read_json(stream: BinaryIO, origin: str) -> tuple[str, Iterator[Line]]:
     try:
         doc = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        # A bad first line of a JSON-lines file also lands here: tell them apart by the
-        # second line, which parses on its own only in JSON lines.
-        second = _second_line(rest)
-        if second is not None:
-            return "lines", _lines_after_bad_first(first, rest, str(exc), skipped + 1)
         raise ParseError(f"not valid JSON: {exc}", origin) from None
     return "document", iter([Line(1, data, doc)])
 
 
-_MISSING = object()
-
-
-def _second_line(rest: bytes) -> bytes | None:
-    for line in rest.split(b"\n", 50)[:50]:
-        if line.strip():
-            try:
-                v = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                return None
-            return line if isinstance(v, dict) else None
+def _error_of(line: bytes) -> str | None:
+    try:
+        orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        return str(exc)
     return None
 
 
-def _lines(stream: BinaryIO, first: bytes, value: Any, no: int) -> Iterator[Line]:
-    """JSON lines numbered by their line in the file (blank lines are skipped, not counted
-    out), so an error's record number is where an editor shows the culprit."""
-    yield Line(no, first.rstrip(b"\r\n"), value)
+def _lines(stream: BinaryIO, head: list[tuple[int, bytes]]) -> Iterator[Line]:
+    """JSON lines numbered by their line in the file (blank lines are skipped but
+    counted), so an error's record number is where an editor shows the culprit."""
+    no = 0
+    for no, line in head:
+        yield _parse_line(no, line)
     for line in stream:
-        no += 1
-        if line.strip():
-            yield _parse_line(no, line)
-
-
-def _lines_after_bad_first(first: bytes, rest: bytes, error: str, no: int) -> Iterator[Line]:
-    yield Line(no, first.rstrip(b"\r\n"), None, f"not valid JSON: {error}")
-    for line in rest.split(b"\n"):
         no += 1
         if line.strip():
             yield _parse_line(no, line)
