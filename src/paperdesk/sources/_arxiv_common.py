@@ -159,7 +159,7 @@ def parse_json_lines(
 ) -> Iterator[SourceRecord | ParseError]:
     """`build(obj, raw)` for every JSON line; a bad line or a record of the wrong shape is
     yielded as a ParseError with its line number (JSON types are untrusted: `build` may
-    raise TypeError/ValueError/AttributeError/IndexError on them)."""
+    raise TypeError/ValueError/AttributeError/IndexError/KeyError on them)."""
     for no, raw, value in json_records(stream, origin):
         if isinstance(value, ParseError):
             yield value
@@ -171,8 +171,8 @@ def parse_json_lines(
             yield build(value, raw)
         except ParseError as exc:
             yield ParseError(exc.message, origin, no)
-        except (TypeError, ValueError, AttributeError, IndexError) as exc:
-            yield ParseError(f"unexpected value: {exc}", origin, no)
+        except (TypeError, ValueError, AttributeError, IndexError, KeyError) as exc:
+            yield ParseError(f"unexpected value: {exc!r}", origin, no)
 
 
 def first_json_object(head: bytes) -> dict[str, Any] | bytes | None:

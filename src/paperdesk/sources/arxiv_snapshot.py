@@ -58,9 +58,9 @@ def _record(d: dict[str, Any], raw: bytes) -> SourceRecord:
     aid = parts[0]
     versions = []
     for v in d.get("versions") or ():
-        label = v["version"]
+        label = v.get("version")
         if type(label) is not str:
-            raise TypeError("a version label should be a string")
+            raise TypeError("each version needs a 'version' label string")
         versions.append(Version(label, rfc2822_to_iso(opt_str(v, "created"))))
     rec = new_record(
         aid,
