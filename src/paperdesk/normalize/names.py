@@ -77,8 +77,9 @@ def clean_name(text: str) -> str:
     `Linxi "Jim" Fan` → `Linxi Fan`, `Young-Jun_Lee` → `Young-Jun Lee`.
     """
     s = text
-    if "\\" in s or "{" in s or "~" in s or "$" in s:
-        s = latex_to_text(s)
+    if "\\" in s or "{" in s or "}" in s or "~" in s or "$" in s:
+        # after decoding, a brace or tilde left in a name is never part of it
+        s = latex_to_text(s).replace("{", "").replace("}", "").replace("~", " ")
     if '"' in s:
         s = _BARE_UMLAUT.sub(lambda m: m.group(1) + "\u0308", s)
     if "`" in s:
@@ -87,12 +88,26 @@ def clean_name(text: str) -> str:
         s = _NICKNAME.sub(" ", s)
     if "_" in s:
         s = s.replace("_", " ")
-    s = " ".join(s.split())
-    if s and not (s[0].isalpha() and (s[-1].isalpha() or s[-1] == ".")):
-        s = _EDGE_JUNK.sub("", s).strip()
+    s = _strip_edges(" ".join(s.split()))
     if not s.isascii() and not unicodedata.is_normalized("NFC", s):
         s = unicodedata.normalize("NFC", s)
     return s
+
+
+def _strip_edges(s: str) -> str:
+    """Drop affiliation marks and stray symbols at either end (`Jeong2`, `Zhang†`, `:`)."""
+    if s and not (s[0].isalpha() and (s[-1].isalpha() or s[-1] == ".")):
+        s = _EDGE_JUNK.sub("", s).strip()
+        if not any(c.isalpha() for c in s):
+            return ""
+    return s
+
+
+def _tidy_part(part: str | None) -> str | None:
+    """A given or family part as split: edges stripped, None when no letter is left."""
+    if not part:
+        return None
+    return _strip_edges(part) or None
 
 
 def _title_word(tok: str) -> str:
@@ -233,6 +248,9 @@ def parse_name(name: str) -> ParsedName:
     """Clean and split one name as a source wrote it (cached: names recur)."""
     cleaned = clean_name(name)
     given, family, suffix = split_name(cleaned)
+    given, family = _tidy_part(given), _tidy_part(family)
+    if family is None and given is not None:
+        given, family = None, given
     display = compose_display(given, family, suffix) or cleaned
     return ParsedName(given, family, suffix, display, name_key(given, family))
 

@@ -86,7 +86,7 @@ _MACRO = re.compile(r"\\(?:([A-Za-z]+)\*?|(.))", re.DOTALL)
 # Patterns start with a literal character so `re` can skip ahead: a leading look-behind
 # makes Python try the whole pattern at every position (50x slower on an abstract).
 _DOLLAR = re.compile(r"\$(?<!\\\$)\$*")
-_TIE = re.compile(r"~(?<=\S~)(?=\w)")
+_TIE = re.compile(r"~(?<=[^\s\\]~)(?=[\w\\])")
 
 # No-argument macros pylatexenc does not know (or renders unhelpfully for search).
 _OVERRIDES = {
@@ -210,6 +210,8 @@ def latex_to_text(text: str) -> str:
     s = text
     if "$" in s:
         s = _DOLLAR.sub("", s) if "\\$" in s else s.replace("$", "")
+    if "~" in s:
+        s = _TIE.sub(" ", s)
     if "\\" in s:
         s = _ACCENT.sub(_accent, s)
         if "\\begin" in s or "\\end" in s:
@@ -226,8 +228,6 @@ def latex_to_text(text: str) -> str:
                     if s == before:
                         break
         s = _MACRO.sub(_macro, s)
-    if "~" in s:
-        s = _TIE.sub(" ", s)
     if "{" in s or "}" in s:
         s = s.replace("{", "").replace("}", "")
     if "\ue000" in s or "\ue001" in s:
@@ -323,7 +323,7 @@ def plain_text(text: str | None) -> str | None:
         s = html_to_text(s)
     if "]" in s or "`" in s or "*" in s or "_" in s or "#" in s:
         s = markdown_to_text(s)
-    if "\\" in s or "$" in s or "~" in s or "{" in s:
+    if "\\" in s or "$" in s or "~" in s or "{" in s or "}" in s:
         s = latex_to_text(s)
     return collapse_spaces(s)
 
