@@ -134,3 +134,30 @@ def test_cli_ingest_stats_record_json(tmp_path: Path) -> None:
     assert len(json.loads(res.stdout)) == 5
     res = runner.invoke(main, ["--db", db, "record", "arxiv:0000.00000"])
     assert res.exit_code == 3 and "no record arxiv:0000.00000" in res.stderr
+
+
+def test_parallel_workers_store_the_same_as_serial(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The two-process path (used for big JSON-lines files) gives exactly the serial result,
+    rejects included, and a broken tail still keeps what came before."""
+    import paperdesk.ingest as ing
+
+    lines = feed_lines(1200)
+    lines[700] = b'{"id": "2503.99999", "title": broken\n'
+    src = write_gz(tmp_path / "feed.jsonl.gz", lines)
+    results = {}
+    for workers in (0, 2):
+        monkeypatch.setattr(ing, "PARALLEL_MIN_BYTES", 0)
+        with open_store(tmp_path / f"w{workers}.db") as store:
+            rep = ingest_paths(store, [src], on_error="skip", batch_size=250, workers=workers)
+            rows = store.conn.execute("SELECT key, data FROM records ORDER BY key").fetchall()
+            results[workers] = (rows, [(r.record_no, r.error) for r in rep.rejects])
+    assert results[0] == results[2]
+    assert results[2][1][0][0] == 701
+    whole = src.read_bytes()
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(whole[: len(whole) // 2])
+    with open_store(tmp_path / "cut.db") as store:
+        rep = ingest_paths(store, [cut], on_error="skip", batch_size=100, workers=2)
+        assert "truncated or corrupt" in rep.rejects[-1].error
+        assert rep.rejects[-1].origin == str(cut)
+        assert store.count_records() > 100

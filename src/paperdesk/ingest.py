@@ -24,17 +24,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, BinaryIO, Literal
 
-from paperdesk import normalize, sources
+from paperdesk import ingest_pool, normalize, sources
 from paperdesk.errors import ParseError
 from paperdesk.model import SourceRecord
 from paperdesk.progress import progress
 from paperdesk.store.base import PutResult, Reject
-from paperdesk.store.sqlite import SQLiteStore, payload_hash
+from paperdesk.store.sqlite import Row, SQLiteStore, payload_hash, prepare_row
 
 OnError = Literal["stop", "skip"]
 # Records per transaction: big enough to amortise commits, small enough to bound memory
 # and the work a crash can lose. PAPERDESK_INGEST_BATCH overrides (tests use it).
 BATCH = int(os.environ.get("PAPERDESK_INGEST_BATCH", "2000"))
+# Worker processes for big JSON-lines inputs (0 = all in this process). Two cores: two
+# workers parse and normalise while this process writes.
+WORKERS = int(os.environ.get("PAPERDESK_INGEST_WORKERS", str(min(2, os.cpu_count() or 1))))
+# Starting workers costs about a second: only files at least this big (bytes on disk) use them.
+PARALLEL_MIN_BYTES = int(os.environ.get("PAPERDESK_INGEST_PARALLEL_MIN", str(8 << 20)))
 HEAD = 64 * 1024
 
 
@@ -80,6 +85,65 @@ class IngestReport:
         }
 
 
+def prepare_batch(
+    items: Sequence[SourceRecord | ParseError],
+    known: set[str],
+    *,
+    origin: str,
+    first_record_no: int = 1,
+) -> list[Row | Reject]:
+    """Normalise and encode parser output, in order: each item becomes a store row or a
+    Reject naming its record. Payloads in `known` (already stored) skip normalisation —
+    that is what makes re-ingesting fast. Pure: safe to run in a worker process."""
+    out: list[Row | Reject] = []
+    for i, item in enumerate(items):
+        err: ParseError
+        if isinstance(item, ParseError):
+            err = item
+        else:
+            digest = payload_hash(item.raw)
+            try:
+                rec = item if digest in known else normalize.finish(item)
+                out.append(prepare_row(rec, digest))
+                continue
+            except ParseError as exc:
+                err = exc
+        out.append(
+            Reject(
+                err.origin or origin,
+                err.record_no or first_record_no + i,
+                err.message,
+                _snippet(item),
+            )
+        )
+    return out
+
+
+def commit_batch(
+    store: SQLiteStore,
+    prepared: Sequence[Row | Reject],
+    *,
+    origin: str,
+    on_error: OnError = "stop",
+    checkpoint: tuple[str, Any] | None = None,
+) -> tuple[PutResult, list[Reject]]:
+    """Store a prepared batch in one transaction. With `on_error="stop"` the rows before the
+    first Reject are stored (without the checkpoint, which would claim the batch done) and
+    a ParseError naming that record is raised; with "skip" the Rejects are stored too."""
+    rows: list[Row] = []
+    rejects: list[Reject] = []
+    for item in prepared:
+        if isinstance(item, Reject):
+            if on_error == "stop":
+                store.put_rows(rows, origin=origin)
+                raise ParseError(item.error, origin=item.origin, record_no=item.record_no)
+            rejects.append(item)
+        else:
+            rows.append(item)
+    put = store.put_rows(rows, origin=origin, checkpoint=checkpoint, rejects=rejects)
+    return put, rejects
+
+
 def store_batch(
     store: SQLiteStore,
     items: Sequence[SourceRecord | ParseError],
@@ -89,42 +153,13 @@ def store_batch(
     checkpoint: tuple[str, Any] | None = None,
     first_record_no: int = 1,
 ) -> tuple[PutResult, list[Reject]]:
-    """Normalise and store one batch of parser output in one transaction.
-
-    Payloads already stored are skipped before normalisation (that is what makes
-    re-ingesting fast). With `on_error="stop"` the records before the first bad one are
-    stored (without the checkpoint, which would claim the batch is done) and the
-    ParseError is raised; with "skip" every bad record becomes a Reject stored alongside.
-    """
-    digest = {id(x): payload_hash(x.raw) for x in items if isinstance(x, SourceRecord)}
-    known = store.known_payloads(list(digest.values()))
-    good: list[SourceRecord] = []
-    hashes: list[str] = []
-    rejects: list[Reject] = []
-    for i, item in enumerate(items):
-        no = first_record_no + i
-        err: ParseError | None = None
-        if isinstance(item, ParseError):
-            err = item
-        else:
-            h = digest[id(item)]
-            try:
-                # A payload already stored needs no normalising: put_records skips it.
-                good.append(item if h in known else normalize.finish(item))
-                hashes.append(h)
-                continue
-            except ParseError as exc:
-                err = exc
-        err.origin = err.origin or origin
-        err.record_no = err.record_no or no
-        if on_error == "stop":
-            store.put_records(good, origin=origin, hashes=hashes)
-            raise err
-        rejects.append(Reject(err.origin, err.record_no, err.message, _snippet(item)))
-    put = store.put_records(
-        good, origin=origin, checkpoint=checkpoint, rejects=rejects, hashes=hashes
+    """Normalise and store one batch of parser output in one transaction (the harvesters'
+    entry point): `prepare_batch` then `commit_batch`."""
+    known = store.known_payloads(
+        [payload_hash(x.raw) for x in items if isinstance(x, SourceRecord)]
     )
-    return put, rejects
+    prepared = prepare_batch(items, known, origin=origin, first_record_no=first_record_no)
+    return commit_batch(store, prepared, origin=origin, on_error=on_error, checkpoint=checkpoint)
 
 
 def _snippet(item: SourceRecord | ParseError) -> str:
@@ -202,6 +237,38 @@ def _guarded(it: Iterator[SourceRecord | ParseError], origin: str) -> Iterator[A
         yield item
 
 
+def _serial_batches(
+    store: SQLiteStore,
+    items: Iterator[SourceRecord | ParseError],
+    origin: str,
+    batch_size: int,
+) -> Iterator[tuple[int, list[Row | Reject]]]:
+    """(records in batch, prepared batch) from a parser, in this process. When the input
+    breaks (truncated gzip …) the records read before are still yielded, then it raises."""
+    batch: list[SourceRecord | ParseError] = []
+    seen = 0
+
+    def prep() -> list[Row | Reject]:
+        known = store.known_payloads(
+            [payload_hash(x.raw) for x in batch if isinstance(x, SourceRecord)]
+        )
+        return prepare_batch(batch, known, origin=origin, first_record_no=seen - len(batch) + 1)
+
+    try:
+        for item in _guarded(items, origin):
+            batch.append(item)
+            seen += 1
+            if len(batch) >= batch_size:
+                yield len(batch), prep()
+                batch = []
+    except ParseError:
+        if batch:
+            yield len(batch), prep()
+        raise
+    if batch:
+        yield len(batch), prep()
+
+
 def ingest_file(
     store: SQLiteStore,
     path: Path,
@@ -211,6 +278,7 @@ def ingest_file(
     on_error: OnError = "stop",
     force: bool = False,
     batch_size: int = BATCH,
+    workers: int = WORKERS,
 ) -> None:
     """Ingest one file (plain, .gz, .bz2 or .xz) into the store, adding to `report`."""
     origin = str(path)
@@ -231,34 +299,26 @@ def ingest_file(
         report.formats[parser.NAME] = report.formats.get(parser.NAME, 0) + 1
         seen = 0
         rejected = 0
-        batch: list[SourceRecord | ParseError] = []
+        if (
+            workers
+            and size >= PARALLEL_MIN_BYTES
+            and ingest_pool.usable(parser.NAME, head, store.path)
+        ):
+            batches = ingest_pool.parallel_batches(
+                parser.NAME, stream, origin=origin, db_path=store.path,
+                batch_size=batch_size, workers=workers, errors=_DECOMPRESS_ERRORS,
+            )
+        else:
+            batches = _serial_batches(store, parser.parse(stream, origin), origin, batch_size)
         with progress(total=size, desc=path.name[:30], unit="B", unit_scale=True) as bar:
-
-            def flush() -> None:
-                nonlocal rejected
-                put, rej = store_batch(
-                    store, batch, origin=origin, on_error=on_error,
-                    first_record_no=seen - len(batch) + 1,
-                )
+            for n, prepared in batches:
+                put, rej = commit_batch(store, prepared, origin=origin, on_error=on_error)
+                seen += n
                 report.add(put)
                 report.rejects.extend(rej)
                 report.rejected += len(rej)
                 rejected += len(rej)
-                batch.clear()
                 bar.update(raw.tell() - bar.n)
-
-            try:
-                for item in _guarded(parser.parse(stream, origin), origin):
-                    batch.append(item)
-                    seen += 1
-                    if len(batch) >= batch_size:
-                        flush()
-            except ParseError:
-                if batch:  # keep the good records read before the input broke
-                    flush()
-                raise
-            if batch:
-                flush()
         report.records += seen
         store.mark_file_done(digest, origin, size, seen, rejected)
     finally:
@@ -274,6 +334,7 @@ def ingest_paths(
     on_error: OnError = "stop",
     force: bool = False,
     batch_size: int = BATCH,
+    workers: int = WORKERS,
 ) -> IngestReport:
     """Ingest files and directories; the library function behind `paperdesk ingest`."""
     report = IngestReport()
@@ -283,7 +344,7 @@ def ingest_paths(
             try:
                 ingest_file(
                     store, path, report, fmt=fmt, on_error=on_error, force=force,
-                    batch_size=batch_size,
+                    batch_size=batch_size, workers=workers,
                 )
             except ParseError as exc:
                 if on_error == "stop":

@@ -1,0 +1,129 @@
+"""Parallel parse + normalise for big JSON-lines inputs (the bulk arXiv snapshot, the daily
+feed, paper lists), so ingest uses both cores: worker processes turn chunks of lines into
+store rows while the main process only writes them.
+
+Why rows and not records: pickling a `SourceRecord` costs more than parsing it, while a
+row (`paperdesk.store.sqlite.Row`) is a tuple of str/bytes that crosses processes cheaply.
+Order is kept (results are consumed in submission order) and at most `2 × workers` chunks
+are in flight, so memory stays bounded whatever the input size.
+"""
+
+from __future__ import annotations
+
+import io
+import multiprocessing as mp
+import sqlite3
+from collections import deque
+from collections.abc import Iterator
+from multiprocessing.pool import AsyncResult
+from typing import BinaryIO
+
+from paperdesk import sources
+from paperdesk.errors import ParseError
+from paperdesk.store.base import Reject
+from paperdesk.store.sqlite import Row, payload_hash
+
+# Formats whose every line is an independent record (a chunk of lines parses alone, and a
+# record's number is its line number).
+LINE_FORMATS = {"arxiv-feed", "arxiv-snapshot", "papercopilot"}
+
+_ro: sqlite3.Connection | None = None
+
+
+def usable(parser_name: str, head: bytes, db_path: str) -> bool:
+    """Parallel only for line formats in JSON-lines shape (not a JSON array) on a file db."""
+    return (
+        parser_name in LINE_FORMATS
+        and head.lstrip()[:1] == b"{"
+        and db_path != ":memory:"
+    )
+
+
+def _init(db_path: str) -> None:
+    global _ro
+    _ro = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, check_same_thread=False)
+
+
+def _known(hashes: list[str]) -> set[str]:
+    assert _ro is not None
+    found: set[str] = set()
+    for i in range(0, len(hashes), 500):
+        chunk = hashes[i : i + 500]
+        marks = ",".join("?" * len(chunk))
+        sql = f"SELECT sha256 FROM payloads WHERE sha256 IN ({marks})"  # noqa: S608
+        found.update(r[0] for r in _ro.execute(sql, chunk))
+    return found
+
+
+def _work(parser_name: str, origin: str, first_no: int, data: bytes) -> list[Row | Reject]:
+    from paperdesk.ingest import prepare_batch
+
+    items = []
+    for item in sources.get(parser_name).parse(io.BytesIO(data), origin):
+        if isinstance(item, ParseError) and item.record_no is not None:
+            item.record_no += first_no - 1
+        items.append(item)
+    known = _known([payload_hash(x.raw) for x in items if not isinstance(x, ParseError)])
+    return prepare_batch(items, known, origin=origin, first_record_no=first_no)
+
+
+def line_chunks(
+    stream: BinaryIO, lines: int, origin: str, errors: tuple[type[BaseException], ...]
+) -> Iterator[tuple[int, int, bytes]]:
+    """(first line number, line count, bytes) for every `lines` lines; a broken stream
+    (truncated gzip …) raises ParseError naming the line where it broke."""
+    buf: list[bytes] = []
+    first = 1
+    try:
+        for line in stream:
+            buf.append(line)
+            if len(buf) >= lines:
+                yield first, len(buf), b"".join(buf)
+                first += len(buf)
+                buf = []
+    except errors as exc:
+        if buf:
+            yield first, len(buf), b"".join(buf)
+        raise ParseError(
+            f"truncated or corrupt compressed data ({exc})",
+            origin=origin,
+            record_no=first + len(buf),
+        ) from exc
+    if buf:
+        yield first, len(buf), b"".join(buf)
+
+
+def parallel_batches(
+    parser_name: str,
+    stream: BinaryIO,
+    *,
+    origin: str,
+    db_path: str,
+    batch_size: int,
+    workers: int,
+    errors: tuple[type[BaseException], ...],
+) -> Iterator[tuple[int, list[Row | Reject]]]:
+    """(records in batch, prepared batch) in input order, prepared by `workers` processes."""
+    ctx = mp.get_context("spawn")  # no fork: the parent holds SQLite handles and threads
+    with ctx.Pool(workers, initializer=_init, initargs=(db_path,)) as pool:
+        pending: deque[tuple[int, AsyncResult[list[Row | Reject]]]] = deque()
+        chunks = line_chunks(stream, batch_size, origin, errors)
+        broken: ParseError | None = None
+        exhausted = False
+        while True:
+            while not exhausted and broken is None and len(pending) < 2 * workers:
+                try:
+                    first, n, data = next(chunks)
+                except StopIteration:
+                    exhausted = True
+                    break
+                except ParseError as exc:
+                    broken = exc
+                    break
+                pending.append((n, pool.apply_async(_work, (parser_name, origin, first, data))))
+            if not pending:
+                break
+            n, result = pending.popleft()
+            yield n, result.get()
+        if broken is not None:
+            raise broken
