@@ -1,0 +1,167 @@
+"""`resolve`, `work ID`, `work merge A B`, `work split ID KEY…`: works from the command line."""
+
+from __future__ import annotations
+
+import dataclasses
+import getpass
+import importlib
+from typing import Any
+
+import click
+
+from paperdesk.cli import Ctx, emit_json, handle_errors, main, pass_ctx
+from paperdesk.store.sqlite import SQLiteStore
+from paperdesk.store.works import (
+    get_work,
+    list_curations,
+    merge_works,
+    resolve_works,
+    split_work,
+    work_id_for,
+)
+from paperdesk.views import ENRICHERS
+
+
+def _enrich_work_id(store: SQLiteStore, data: dict[str, Any]) -> None:
+    """`record --json` / `records --json` carry the record's work id after resolve."""
+    data["work_id"] = work_id_for(store.conn, data["key"])
+
+
+if _enrich_work_id not in ENRICHERS:
+    ENRICHERS.append(_enrich_work_id)
+
+
+def _who() -> str:
+    try:
+        return getpass.getuser()
+    except Exception:  # no user name in some containers
+        return "unknown"
+
+
+@main.command()
+@click.option("--full", is_flag=True, help="Re-cluster every record (keeps work ids).")
+@click.option("--works-only", is_flag=True, help="Skip the author stage.")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+@handle_errors
+def resolve(ctx: Ctx, full: bool, works_only: bool, as_json: bool) -> None:
+    """Group new records into works (and authors into profiles), incrementally."""
+    report: dict[str, Any] = {"works": resolve_works(ctx.store, full=full).to_dict()}
+    if not works_only:
+        try:
+            authors = importlib.import_module("paperdesk.resolve.authors")
+        except ModuleNotFoundError as exc:
+            if exc.name != "paperdesk.resolve.authors":
+                raise
+            authors = None
+        fn = getattr(authors, "resolve_authors", None)
+        if fn is not None:
+            out = fn(ctx.store, full=full)
+            if hasattr(out, "to_dict"):
+                out = out.to_dict()
+            elif dataclasses.is_dataclass(out) and not isinstance(out, type):
+                out = dataclasses.asdict(out)
+            report["authors"] = out
+    if as_json:
+        emit_json(report)
+        return
+    w = report["works"]
+    click.echo(
+        f"works: {w['records']:,} record(s) resolved in {w['seconds']:.1f}s: "
+        f"{w['new_works']:,} new work(s), {w['by_identity']:,} joined by identifier, "
+        f"{w['by_content']:,} by content, {w['works_merged']:,} work(s) merged"
+    )
+    if "authors" in report:
+        click.echo(f"authors: {report['authors']}")
+
+
+class _WorkGroup(click.Group):
+    """`work ID` shows a work; `work merge|split|curations …` are subcommands."""
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            args = ["show", *args]
+        return super().resolve_command(ctx, args)
+
+
+@main.group(cls=_WorkGroup)
+def work() -> None:
+    """Show a work (`work W12 --json`) or correct the grouping (merge, split)."""
+
+
+@work.command("show")
+@click.argument("work_id")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+@handle_errors
+def show(ctx: Ctx, work_id: str, as_json: bool) -> None:
+    """A work with all its source records."""
+    w = get_work(ctx.store, work_id)
+    if as_json:
+        emit_json(w)
+        return
+    if w["redirected_from"]:
+        click.echo(f"({w['redirected_from']} was merged into {w['work_id']})")
+    click.echo(f"{w['work_id']}  {w['title'] or '(no title)'}")
+    for r in w["records"]:
+        click.echo(
+            f"  {r['key']:<32} {r['year'] or '':<5} {r['matched_by']:<12} "
+            f"{(r['title'] or '')[:70]}  {r['url'] or ''}"
+        )
+
+
+@work.command("merge")
+@click.argument("a")
+@click.argument("b")
+@click.option("--who", default=None, help="Curator name (default: the login name).")
+@click.option("--note", default=None)
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+@handle_errors
+def merge(ctx: Ctx, a: str, b: str, who: str | None, note: str | None, as_json: bool) -> None:
+    """Merge work B into work A (B redirects to A); kept for every later resolve."""
+    wid = merge_works(ctx.store, a, b, who=who or _who(), note=note)
+    if as_json:
+        emit_json({"work_id": wid})
+    else:
+        click.echo(f"merged {b} into {wid}")
+
+
+@work.command("split")
+@click.argument("work_id")
+@click.argument("keys", nargs=-1, required=True)
+@click.option("--who", default=None, help="Curator name (default: the login name).")
+@click.option("--note", default=None)
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+@handle_errors
+def split(
+    ctx: Ctx,
+    work_id: str,
+    keys: tuple[str, ...],
+    who: str | None,
+    note: str | None,
+    as_json: bool,
+) -> None:
+    """Move records KEYS out of WORK_ID into a new work; kept for every later resolve."""
+    new = split_work(ctx.store, work_id, keys, who=who or _who(), note=note)
+    if as_json:
+        emit_json({"work_id": new})
+    else:
+        click.echo(f"moved {len(keys)} record(s) to {new}")
+
+
+@work.command("curations")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+@handle_errors
+def curations(ctx: Ctx, as_json: bool) -> None:
+    """The log of work merges and splits (who, when, which records)."""
+    rows = list_curations(ctx.store)
+    if as_json:
+        emit_json(rows)
+        return
+    for c in rows:
+        click.echo(f"#{c['id']} {c['at']} {c['who']}: {c['action']} {c['work_a']} {c['work_b']}")

@@ -1,0 +1,113 @@
+"""Pair scoring: how likely two records without a shared identifier are one paper.
+
+A score in [0, 1] is the weighted mean of the evidence both records carry (a missing field
+is no evidence either way, so a record without a title or without authors can still
+match on what it has):
+
+- title: rapidfuzz `ratio` of the folded titles (edit-distance based, so typos, accents and
+  punctuation variants score high while two titles sharing a topic's words do not);
+- abstract: containment of word-bigram sets (|A∩B| / min(|A|,|B|)): robust to a truncated
+  abstract, and bigrams rather than words keep two abstracts on one narrow topic apart;
+- authors: the share of one list's folded family names found among the other's name words
+  (robust to initials, name order and split family names);
+- year: a penalty per year beyond the usual preprint-to-publication gap.
+
+Two records with identical titles but no other shared evidence stay apart when the
+title is short or generic (`Editorial`, `Introduction`): a lone title match must be long.
+`MATCH_THRESHOLD` was chosen by cross-validation on labelled DBLP–ACM pairs
+(`bench/resolve_works.py` prints the per-fold choices).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from rapidfuzz import fuzz
+
+from paperdesk.resolve.blocking import ABSTRACT, TITLE, band_keys, candidate_pairs
+from paperdesk.resolve.works import Doc
+
+MATCH_THRESHOLD = 0.62
+"""Pairs scoring at least this are merged: the median of the per-fold choices of 5-fold
+cross-validation on DBLP–ACM (max F1, ties to the higher threshold); see bench/resolve_works.py."""
+
+W_TITLE, W_ABSTRACT, W_AUTHORS = 1.0, 1.0, 0.6
+TITLE_VETO = 0.7
+"""Below this title similarity a pair never matches, whatever else agrees."""
+YEAR_SLACK = 2
+"""Years a preprint may precede its publication without penalty."""
+MIN_SHINGLES = 15
+"""Abstracts with fewer bigrams than this are too short to be evidence."""
+LONE_TITLE_WORDS = 6
+"""A title with no other evidence needs at least this many content words to decide alone."""
+
+
+def conflict(a: Doc, b: Doc) -> bool:
+    """True when the two records carry different values of one identifier type."""
+    if not a.ids or not b.ids:
+        return False
+    da = dict(a.ids)
+    return any(k in da and da[k] != v for k, v in b.ids)
+
+
+def features(a: Doc, b: Doc) -> dict[str, float]:
+    """The raw evidence of one pair (only the fields both records have)."""
+    f: dict[str, float] = {}
+    if a.title and b.title:
+        f["title"] = fuzz.ratio(a.title, b.title) / 100.0
+    na, nb = len(a.abstract_shingles), len(b.abstract_shingles)
+    if na >= MIN_SHINGLES and nb >= MIN_SHINGLES:
+        inter = len(np.intersect1d(a.abstract_shingles, b.abstract_shingles, assume_unique=True))
+        f["abstract"] = inter / min(na, nb)
+    if a.surnames and b.surnames:
+        f["authors"] = max(
+            len(a.surnames & b.name_tokens) / len(a.surnames),
+            len(b.surnames & a.name_tokens) / len(b.surnames),
+        )
+    if a.year and b.year:
+        f["year_gap"] = float(abs(a.year - b.year))
+    return f
+
+
+def score(a: Doc, b: Doc) -> float:
+    """Match score in [0, 1]; 0 for records whose identifiers conflict."""
+    if conflict(a, b):
+        return 0.0
+    f = features(a, b)
+    num = den = 0.0
+    for name, w in (("title", W_TITLE), ("abstract", W_ABSTRACT), ("authors", W_AUTHORS)):
+        if name in f:
+            num += w * f[name]
+            den += w
+    if den == 0:
+        return 0.0
+    s = num / den
+    if "abstract" in f:
+        # Two papers on one topic can share a title pattern and their authors: the
+        # abstract must agree too when both records have one.
+        s = min(s, 0.5 + f["abstract"])
+    if f.get("title", 1.0) < TITLE_VETO:
+        # Different titles are different papers even when the abstracts agree: arXiv holds
+        # pairs of distinct papers uploaded with one abstract by mistake.
+        s = min(s, f["title"] / 4)
+    elif "title" in f and "authors" not in f:
+        if min(len(a.title_tokens), len(b.title_tokens)) < LONE_TITLE_WORDS:
+            s = min(s, 0.75)
+    gap = f.get("year_gap", 0.0)
+    # Within the slack a small tie-break only: when a title recurs (a yearly column, a
+    # conference and a journal version), the same-year twin must win the best-first merge.
+    s -= 0.02 * min(gap, YEAR_SLACK) + 0.1 * max(0.0, gap - YEAR_SLACK)
+    return max(0.0, min(1.0, s))
+
+
+def candidate_scores(docs: Sequence[Doc]) -> list[tuple[float, int, int]]:
+    """(score, i, j) for every LSH candidate pair of `docs` (i < j)."""
+    keys = [
+        band_keys([d.title_tokens for d in docs], TITLE),
+        band_keys([d.abstract_shingles for d in docs], ABSTRACT),
+    ]
+    out = []
+    for i, j in candidate_pairs(keys):
+        out.append((score(docs[i], docs[j]), i, j))
+    return out

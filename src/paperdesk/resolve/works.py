@@ -1,0 +1,221 @@
+"""Works: which source records describe the same paper.
+
+The pipeline has dedupe-style stages that pass one data shape along (`Doc`, a record
+reduced to what matching needs):
+
+1. identity keys (`identity_keys`): DOI → arXiv id without version → OpenReview id → other
+   stable ids. Records sharing a key are one work, whatever their text says.
+2. content matching for everything else: candidate pairs from MinHash/LSH blocking on
+   title and abstract shingles (`paperdesk.resolve.blocking`), scored by
+   `paperdesk.resolve.pairs.score`, kept above `MATCH_THRESHOLD`.
+3. clustering under constraints (`paperdesk.resolve.cluster`): two records with different
+   values of the same identifier type (two DOIs, two arXiv ids) never join, nor do records
+   a curator split; curated merges always join.
+
+`cluster_records` runs all three over a list of records (pure: no store); the store-backed
+incremental run lives in `paperdesk.store.works` and reuses these same functions.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+import zlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from paperdesk.model import SourceRecord
+from paperdesk.normalize.ids import arxiv_id as _arxiv_id
+from paperdesk.normalize.ids import normalize_doi
+
+# The identifier types checked first, in this order; any other `ids` entry follows, sorted.
+ID_ORDER = ("doi", "arxiv", "openreview")
+# `ids` entries that are not paper identities (they name a person, a list or a file).
+_NOT_IDENTITY = {"orcid", "email", "bibtex", "file", "list", "url"}
+# arXiv mints DOIs of this form for every paper: they are the arXiv id, not a publisher DOI.
+_ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$")
+
+_NON_WORD = re.compile(r"[^0-9a-z]+")
+# Words that carry no identity: dropped from token sets (not from the title string).
+STOPWORDS = frozenset(
+    "a an and are as at be by for from has have in into is it its of on or our that the "
+    "their this to we with which via using based towards toward these those".split()
+)
+ABSTRACT_WORDS = 400
+"""Abstract words kept for matching: enough to tell papers apart, bounded against huge input."""
+
+
+@dataclass
+class Doc:
+    """One record as the matcher sees it (the data shape between stages)."""
+
+    key: str
+    """The record key `SOURCE:ID`."""
+    ids: list[tuple[str, str]]
+    """Identity keys in `ID_ORDER` (type, normalised value)."""
+    title: str = ""
+    """Folded, punctuation-free title ('' when the record has none)."""
+    title_tokens: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint32))
+    """Sorted unique crc32 of title words (stopwords dropped)."""
+    abstract_shingles: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint32))
+    """Sorted unique hashes of abstract word bigrams (stopwords dropped first)."""
+    surnames: frozenset[str] = frozenset()
+    """Folded family names of the authors."""
+    name_tokens: frozenset[str] = frozenset()
+    """Every folded name word (2+ letters): a family name found here counts as shared, so
+    'Rafael Camps' meets 'Rafael Camps Paré' whose family name the source split otherwise."""
+    year: int | None = None
+    source: str = ""
+
+
+def identity_keys(record: SourceRecord) -> list[tuple[str, str]]:
+    """The record's stable paper identifiers, strongest first, normalised.
+
+    The arXiv DOI (10.48550/arXiv.N) is folded into the arXiv key so a preprint cited by
+    its DOI meets the same preprint cited by its id.
+    """
+    found: dict[str, str] = {}
+    doi = normalize_doi(record.doi) if record.doi else None
+    if record.source == "doi" and not doi:
+        doi = normalize_doi(record.source_id)
+    arx = _arxiv_id(record.arxiv_id) if record.arxiv_id else None
+    if record.source == "arxiv" and not arx:
+        arx = _arxiv_id(record.source_id)
+    if doi:
+        m = _ARXIV_DOI.match(doi)
+        if m:
+            arx = arx or _arxiv_id(m.group(1))
+        else:
+            found["doi"] = doi
+    if arx:
+        found["arxiv"] = arx
+    if record.source == "openreview":
+        found["openreview"] = record.source_id
+    for k, v in record.ids.items():
+        kind = k.strip().lower()
+        if not v or kind in _NOT_IDENTITY or kind in found:
+            continue
+        if kind == "doi":
+            v = normalize_doi(v) or ""
+        elif kind == "arxiv":
+            v = _arxiv_id(v) or ""
+        if v:
+            found[kind] = str(v).strip()
+    ordered = [(k, found[k]) for k in ID_ORDER if k in found]
+    ordered += sorted((k, v) for k, v in found.items() if k not in ID_ORDER)
+    return ordered
+
+
+def fold(text: str) -> str:
+    """Lower case without accents; the common ASCII case skips Unicode work (it is hot)."""
+    if text.isascii():
+        return text.lower()
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
+
+
+def norm_text(text: str | None) -> str:
+    """Accent-folded lower-case words separated by single spaces."""
+    if not text:
+        return ""
+    if "&" in text:  # some libraries (ACM) ship HTML entities in titles and names
+        text = html.unescape(text)
+    return _NON_WORD.sub(" ", fold(text)).strip()
+
+
+_HASH_CACHE: dict[str, int] = {}
+
+
+def _word_hashes(words: Iterable[str]) -> np.ndarray:
+    """Stable 32-bit hashes (crc32, not Python's salted hash: they are stored between runs)."""
+    cache = _HASH_CACHE
+    if len(cache) > 2_000_000:  # bound memory on endless vocabularies
+        cache.clear()
+    out = []
+    for w in words:
+        h = cache.get(w)
+        if h is None:
+            h = cache[w] = zlib.crc32(w.encode())
+        out.append(h)
+    return np.array(out, dtype=np.uint32)
+
+
+def _bigrams(h: np.ndarray) -> np.ndarray:
+    if len(h) < 2:
+        return np.unique(h)
+    x = (h[:-1].astype(np.uint64) * np.uint64(0x9E3779B1)) ^ h[1:].astype(np.uint64)
+    return np.unique((x ^ (x >> np.uint64(29))).astype(np.uint32))
+
+
+def surname_keys(record: SourceRecord) -> tuple[frozenset[str], frozenset[str]]:
+    """Folded family names and all folded name words (robust to initials and name order)."""
+    fams: set[str] = set()
+    words: set[str] = set()
+    for a in record.authors:
+        fam = a.family
+        if not fam:
+            parts = a.name.replace(",", " ").split()
+            fam = parts[-1] if parts else ""
+        k = norm_text(fam).replace(" ", "")
+        if k:
+            fams.add(k)
+        words.update(w for w in norm_text(a.name).split() if len(w) > 1)
+        words.add(k)
+    return frozenset(fams), frozenset(words)
+
+
+def make_doc(record: SourceRecord) -> Doc:
+    """Reduce a record to the matcher's features."""
+    title = norm_text(record.title_text or record.title)
+    t_words = [w for w in title.split() if w not in STOPWORDS]
+    abstract = norm_text(record.abstract_text or record.abstract)
+    a_words = [w for w in abstract.split() if w not in STOPWORDS][:ABSTRACT_WORDS]
+    fams, name_words = surname_keys(record)
+    return Doc(
+        key=record.key,
+        ids=identity_keys(record),
+        title=title,
+        title_tokens=np.unique(_word_hashes(t_words)),
+        abstract_shingles=_bigrams(_word_hashes(a_words)),
+        surnames=fams,
+        name_tokens=name_words,
+        year=record.year,
+        source=record.source,
+    )
+
+
+def cluster_records(
+    records: Sequence[SourceRecord],
+    *,
+    threshold: float | None = None,
+    must_link: Iterable[tuple[str, str]] = (),
+    cannot_link: Iterable[tuple[str, str]] = (),
+) -> list[list[int]]:
+    """Group records into works: lists of indexes into `records`, one list per work.
+
+    Pure function (no store): the benchmark and tests call it directly; the incremental
+    store-backed run (`paperdesk.store.works.resolve_works`) uses the same stages.
+    """
+    from paperdesk.resolve.cluster import Clusterer
+    from paperdesk.resolve.pairs import MATCH_THRESHOLD, candidate_scores
+
+    docs = [make_doc(r) for r in records]
+    thr = MATCH_THRESHOLD if threshold is None else threshold
+    cl = Clusterer(docs)
+    pos = {d.key: i for i, d in enumerate(docs)}
+    for a, b in cannot_link:
+        if a in pos and b in pos:
+            cl.forbid(pos[a], pos[b])
+    for a, b in must_link:
+        if a in pos and b in pos:
+            cl.union(pos[a], pos[b], force=True)
+    cl.link_identities()
+    pairs = candidate_scores(docs)
+    for s, i, j in sorted(pairs, reverse=True):
+        if s < thr:
+            break
+        cl.union(i, j)
+    return cl.groups()

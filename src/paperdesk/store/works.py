@@ -1,0 +1,781 @@
+"""The works tables: incremental resolve, the identity registry, redirects and curations.
+
+`resolve_works(store)` reads the records changed since its last checkpoint (the store's
+`seq`), groups them with the pure stages of `paperdesk.resolve` (identity keys, LSH
+candidates, pair scores, constrained clustering), then attaches each group to an existing
+work — by a registered identifier first, else by the best content match among the stored
+LSH band keys — or founds a new work. Nothing already resolved is recomputed, so a day of
+new records costs seconds whatever the size of the store; `full=True` re-clusters
+everything and keeps each work's old id (the majority of its records' previous ids).
+
+Curations (`merge_works`, `split_work`) change the tables at once and are also kept as
+record-level constraints (`work_constraints`) that every later run obeys.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import orjson
+
+from paperdesk.errors import NotFoundError, PaperdeskError
+from paperdesk.model import SourceRecord
+from paperdesk.resolve.blocking import ABSTRACT, TITLE, band_keys, candidate_pairs
+from paperdesk.resolve.cluster import Clusterer
+from paperdesk.resolve.pairs import MATCH_THRESHOLD, score
+from paperdesk.resolve.works import Doc, make_doc
+from paperdesk.store.sqlite import SQLiteStore, decode_record, now
+
+CHECKPOINT = "resolve.works.seq"
+_CHUNK = 500  # SQLite host-parameter chunk
+
+
+@dataclass
+class ResolveReport:
+    """What one resolve run did."""
+
+    records: int = 0
+    new_works: int = 0
+    by_identity: int = 0
+    by_content: int = 0
+    works_merged: int = 0
+    seconds: float = 0.0
+    last_seq: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def format_id(work_id: int) -> str:
+    return f"W{work_id}"
+
+
+def parse_id(text: str | int) -> int:
+    """`W123`, `w123` or `123` → 123; raises NotFoundError for anything else."""
+    s = str(text).strip()
+    if s[:1] in "Ww":
+        s = s[1:]
+    if not s.isdigit():
+        raise NotFoundError(f"{text!r} is not a work id (W<number>)")
+    return int(s)
+
+
+def _chunks(items: Sequence[Any], n: int = _CHUNK) -> Iterator[Sequence[Any]]:
+    for i in range(0, len(items), n):
+        yield items[i : i + n]
+
+
+def _marks(n: int) -> str:
+    return ",".join("?" * n)
+
+
+# -- look-ups ----------------------------------------------------------------------------
+def follow(conn: sqlite3.Connection, work_id: int) -> int:
+    """The live id of a work, following merge redirects (bounded against cycles)."""
+    for _ in range(100):
+        row = conn.execute(
+            "SELECT new_id FROM work_redirects WHERE old_id = ?", (work_id,)
+        ).fetchone()
+        if row is None:
+            return work_id
+        work_id = int(row[0])
+    raise PaperdeskError(f"redirect loop at work {format_id(work_id)}")
+
+
+def work_id_for(conn: sqlite3.Connection, key: str) -> str | None:
+    """The work id (`W<n>`) of record `key`, or None before it was resolved."""
+    row = conn.execute("SELECT work_id FROM work_records WHERE record_key = ?", (key,)).fetchone()
+    return format_id(int(row[0])) if row else None
+
+
+def work_ids_for(conn: sqlite3.Connection, keys: Sequence[str]) -> dict[str, str]:
+    """Batch form of `work_id_for`: key → `W<n>` for the keys already resolved."""
+    out: dict[str, str] = {}
+    for part in _chunks(list(keys)):
+        sql = f"SELECT record_key, work_id FROM work_records WHERE record_key IN ({_marks(len(part))})"  # noqa: S608
+        for k, w in conn.execute(sql, list(part)):
+            out[k] = format_id(int(w))
+    return out
+
+
+def _work_keys_of(
+    conn: sqlite3.Connection, work_ids: Iterable[int]
+) -> dict[int, dict[str, set[str]]]:
+    out: dict[int, dict[str, set[str]]] = defaultdict(dict)
+    ids = list(set(work_ids))
+    for part in _chunks(ids):
+        sql = f"SELECT work_id, kind, value FROM work_keys WHERE work_id IN ({_marks(len(part))})"  # noqa: S608
+        for w, k, v in conn.execute(sql, list(part)):
+            out[int(w)].setdefault(k, set()).add(v)
+    return out
+
+
+def _ids_conflict(a: dict[str, set[str]], b: dict[str, set[str]]) -> bool:
+    return any(k in b and vals.isdisjoint(b[k]) for k, vals in a.items())
+
+
+def _constraints(conn: sqlite3.Connection, keys: Sequence[str]) -> list[tuple[str, str, str]]:
+    out = []
+    for part in _chunks(list(keys)):
+        m = _marks(len(part))
+        sql = (
+            f"SELECT key_a, key_b, kind FROM work_constraints WHERE key_a IN ({m})"  # noqa: S608
+            f" UNION SELECT key_a, key_b, kind FROM work_constraints WHERE key_b IN ({m})"
+        )
+        out.extend(conn.execute(sql, [*part, *part]).fetchall())
+    return out
+
+
+# -- the incremental run -----------------------------------------------------------------
+def _iter_changed(
+    conn: sqlite3.Connection, after_seq: int, batch: int
+) -> Iterator[list[tuple[int, int, SourceRecord]]]:
+    """Batches of (rowid, seq, record) changed after `after_seq`, in seq order."""
+    cur = conn.execute(
+        "SELECT rowid, seq, data FROM records WHERE seq > ? ORDER BY seq, rowid", (after_seq,)
+    )
+    while rows := cur.fetchmany(batch):
+        yield [(int(r), int(s), decode_record(d)) for r, s, d in rows]
+
+
+def resolve_works(
+    store: SQLiteStore,
+    *,
+    full: bool = False,
+    batch_size: int = 20_000,
+    threshold: float = MATCH_THRESHOLD,
+    progress: Callable[[ResolveReport], None] | None = None,
+) -> ResolveReport:
+    """Resolve records changed since the last run into works (all records when `full`)."""
+    t0 = time.perf_counter()
+    conn = store.conn
+    report = ResolveReport()
+    old_assignment: dict[str, int] = {}
+    if full:
+        old_assignment = dict(conn.execute("SELECT record_key, work_id FROM work_records"))
+        with store.transaction():
+            for table in ("work_records", "work_keys", "work_lsh", "works"):
+                conn.execute(f"DELETE FROM {table}")  # noqa: S608 (fixed names)
+        after = 0
+    else:
+        after = int(store.get_checkpoint(CHECKPOINT) or 0)
+    report.last_seq = after
+    # During a full run new works get ids above every old one, remapped at the end.
+    base = 0
+    if full:
+        row = conn.execute(
+            "SELECT MAX(m) FROM (SELECT MAX(old_id) m FROM work_redirects UNION ALL"
+            " SELECT MAX(new_id) FROM work_redirects)"
+        ).fetchone()
+        base = max([0, *old_assignment.values(), int(row[0] or 0)]) + 1_000_000
+    for batch in _iter_changed(conn, after, batch_size):
+        with store.transaction():
+            _resolve_batch(conn, batch, threshold, report, base)
+            report.records += len(batch)
+            report.last_seq = batch[-1][1]
+            store._set_checkpoint(CHECKPOINT, report.last_seq, stamp=now())
+        if progress:
+            progress(report)
+    if full:
+        with store.transaction():
+            _restore_ids(conn, old_assignment, base)
+    report.seconds = time.perf_counter() - t0
+    return report
+
+
+def _new_work(conn: sqlite3.Connection, base: int) -> int:
+    stamp = now()
+    if base:
+        row = conn.execute("SELECT MAX(id) FROM works").fetchone()
+        wid = max(int(row[0] or 0) + 1, base)
+        conn.execute(
+            "INSERT INTO works (id, created_at, updated_at) VALUES (?, ?, ?)", (wid, stamp, stamp)
+        )
+        return wid
+    # Never reuse an id a redirect still points from.
+    row = conn.execute(
+        "SELECT MAX(m) FROM (SELECT MAX(id) m FROM works UNION ALL"
+        " SELECT MAX(old_id) FROM work_redirects)"
+    ).fetchone()
+    wid = int(row[0] or 0) + 1
+    conn.execute(
+        "INSERT INTO works (id, created_at, updated_at) VALUES (?, ?, ?)", (wid, stamp, stamp)
+    )
+    return wid
+
+
+def _resolve_batch(
+    conn: sqlite3.Connection,
+    batch: Sequence[tuple[int, int, SourceRecord]],
+    threshold: float,
+    report: ResolveReport,
+    base: int,
+) -> None:
+    docs = [make_doc(r) for _, _, r in batch]
+    rowids = [rowid for rowid, _, _ in batch]
+    keys = [d.key for d in docs]
+    pos = {k: i for i, k in enumerate(keys)}
+    prior = {k: int(w) for k, w in _prior(conn, keys).items()}
+
+    # Curations touching these records.
+    must_partner: dict[int, set[str]] = defaultdict(set)
+    cannot_partner: dict[int, set[str]] = defaultdict(set)
+    cl = Clusterer(docs)
+    cons = _constraints(conn, keys)
+    for a, b, kind in cons:
+        if kind == "cannot" and a in pos and b in pos:
+            cl.forbid(pos[a], pos[b])
+    for a, b, kind in cons:
+        if kind == "must" and a in pos and b in pos:
+            cl.union(pos[a], pos[b], force=True)
+    for a, b, kind in cons:
+        for mine, other in ((a, b), (b, a)):
+            if mine in pos and other not in pos:
+                (must_partner if kind == "must" else cannot_partner)[pos[mine]].add(other)
+
+    # Stage 1 and 2 inside the batch.
+    cl.link_identities()
+    tkeys = band_keys([d.title_tokens for d in docs], TITLE)
+    akeys = band_keys([d.abstract_shingles for d in docs], ABSTRACT)
+    scored = [(score(docs[i], docs[j]), i, j) for i, j in candidate_pairs([tkeys, akeys])]
+    for s, i, j in sorted(scored, reverse=True):
+        if s < threshold:
+            break
+        cl.union(i, j)
+    groups = cl.groups()
+
+    # Identity registry hits for every identifier in the batch.
+    all_ids = sorted({ident for d in docs for ident in d.ids})
+    registry: dict[tuple[str, str], int] = {}
+    for part in _chunks(all_ids, 400):
+        cond = " OR ".join(["(kind = ? AND value = ?)"] * len(part))
+        args = [x for kv in part for x in kv]
+        sql = f"SELECT kind, value, work_id FROM work_keys WHERE {cond}"  # noqa: S608
+        for k, v, w in conn.execute(sql, args):
+            registry[(k, v)] = int(w)
+
+    # Partner works named by curations (records outside this batch).
+    partner_keys = sorted(
+        {k for s in (*must_partner.values(), *cannot_partner.values()) for k in s}
+    )
+    partner_work = {k: int(w) for k, w in _prior(conn, partner_keys).items()}
+
+    # Candidate existing works by identity, then content for groups without identity hits.
+    plans: list[tuple[list[int], list[int], dict[int, float]]] = []
+    need_content: list[int] = []
+    for g in groups:
+        hits = [registry[(k, v)] for i in g for k, v in docs[i].ids if (k, v) in registry]
+        existing: list[int] = []
+        for i in g:
+            for k in must_partner.get(i, ()):
+                if k in partner_work:
+                    existing.append(partner_work[k])
+        # The oldest work survives a merge: its id is the one most likely linked already.
+        existing += sorted(set(hits) | {prior[keys[i]] for i in g if keys[i] in prior})
+        existing = list(dict.fromkeys(existing))
+        plans.append((g, existing, {}))
+        if not existing:
+            need_content.append(len(plans) - 1)
+    if need_content:
+        _content_candidates(conn, plans, need_content, docs, tkeys, akeys)
+
+    forbidden_by_group: dict[int, set[int]] = {}
+    for n, (g, _, _) in enumerate(plans):
+        fw = {partner_work[k] for i in g for k in cannot_partner.get(i, ()) if k in partner_work}
+        if fw:
+            forbidden_by_group[n] = fw
+    cand_works = {w for _, ex, cs in plans for w in (*ex, *cs)}
+    wkeys = _work_keys_of(conn, cand_works)
+
+    # Decide and write.
+    lsh_rows: list[tuple[int, int, int]] = []
+    for n, (g, existing, content) in enumerate(plans):
+        gids: dict[str, set[str]] = {}
+        for i in g:
+            for k, v in docs[i].ids:
+                gids.setdefault(k, set()).add(v)
+        forbidden = forbidden_by_group.get(n, set())
+        target: int | None = None
+        how = "new"
+        best = None
+        for w in existing:
+            w = follow(conn, w)
+            if w in forbidden:
+                continue
+            if target is None:
+                target = w
+                how = "curation" if any(must_partner.get(i) for i in g) else ""
+                continue
+            if w != target and _mergeable(conn, target, w, wkeys):
+                _merge_into(conn, w, target, "a record holds identifiers of both")
+                wkeys[target] = _merge_keys(wkeys.get(target, {}), wkeys.pop(w, {}))
+                report.works_merged += 1
+        if target is None and content:
+            for w, s in sorted(content.items(), key=lambda x: -x[1]):
+                w = follow(conn, w)
+                if s < threshold or w in forbidden or _ids_conflict(gids, wkeys.get(w, {})):
+                    continue
+                target, how, best = w, "content", s
+                break
+        if target is None:
+            target = _new_work(conn, base)
+            report.new_works += 1
+        elif how == "content":
+            report.by_content += len(g)
+        else:
+            report.by_identity += len(g)
+        wkeys[target] = _merge_keys(wkeys.get(target, {}), gids)
+        _attach(conn, target, g, docs, how, best, registry)
+        lsh_rows += _lsh_rows(conn, target, g, docs, rowids, tkeys, akeys)
+    if lsh_rows:
+        conn.executemany(
+            "INSERT INTO work_lsh (band_key, record_rowid, work_id) VALUES (?, ?, ?)", lsh_rows
+        )
+
+
+def _prior(conn: sqlite3.Connection, keys: Sequence[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for part in _chunks(list(keys)):
+        sql = f"SELECT record_key, work_id FROM work_records WHERE record_key IN ({_marks(len(part))})"  # noqa: S608
+        out.update((k, int(w)) for k, w in conn.execute(sql, list(part)))
+    return out
+
+
+def _merge_keys(a: dict[str, set[str]], b: dict[str, set[str]]) -> dict[str, set[str]]:
+    out = {k: set(v) for k, v in a.items()}
+    for k, v in b.items():
+        out.setdefault(k, set()).update(v)
+    return out
+
+
+def _mergeable(
+    conn: sqlite3.Connection, a: int, b: int, wkeys: dict[int, dict[str, set[str]]]
+) -> bool:
+    """Two existing works may merge unless their identifiers or a curation say otherwise."""
+    if _ids_conflict(wkeys.get(a, {}), wkeys.get(b, {})):
+        return False
+    ka = [k for (k,) in conn.execute("SELECT record_key FROM work_records WHERE work_id = ?", (a,))]
+    cons = _constraints(conn, ka)
+    others = [y if x in set(ka) else x for x, y, kind in cons if kind == "cannot"]
+    if not others:
+        return True
+    return b not in set(_prior(conn, others).values())
+
+
+def _merge_into(conn: sqlite3.Connection, old: int, new: int, reason: str) -> None:
+    """Move everything of work `old` into `new` and leave a redirect."""
+    for table, col in (
+        ("work_records", "work_id"),
+        ("work_keys", "work_id"),
+        ("work_lsh", "work_id"),
+    ):
+        conn.execute(f"UPDATE {table} SET {col} = ? WHERE {col} = ?", (new, old))  # noqa: S608
+    conn.execute(
+        "UPDATE works SET indexed_title = MAX(indexed_title, (SELECT indexed_title FROM works"
+        " WHERE id = ?)), indexed_abstract = MAX(indexed_abstract, (SELECT indexed_abstract"
+        " FROM works WHERE id = ?)), updated_at = ? WHERE id = ?",
+        (old, old, now(), new),
+    )
+    conn.execute("DELETE FROM works WHERE id = ?", (old,))
+    conn.execute("UPDATE work_redirects SET new_id = ? WHERE new_id = ?", (new, old))
+    conn.execute(
+        "INSERT OR REPLACE INTO work_redirects (old_id, new_id, reason, created_at)"
+        " VALUES (?, ?, ?, ?)",
+        (old, new, reason, now()),
+    )
+
+
+def _attach(
+    conn: sqlite3.Connection,
+    work: int,
+    group: Sequence[int],
+    docs: Sequence[Doc],
+    how: str,
+    best: float | None,
+    registry: dict[tuple[str, str], int],
+) -> None:
+    rows = []
+    for i in group:
+        d = docs[i]
+        h = how
+        if not h:
+            kinds = [k for k, v in d.ids if registry.get((k, v)) is not None]
+            h = f"id:{kinds[0]}" if kinds else (f"id:{d.ids[0][0]}" if d.ids else "content")
+        rows.append((d.key, work, h, best))
+    conn.executemany(
+        "INSERT INTO work_records (record_key, work_id, how, score) VALUES (?, ?, ?, ?)"
+        " ON CONFLICT(record_key) DO UPDATE SET work_id = excluded.work_id, how = excluded.how,"
+        " score = excluded.score",
+        rows,
+    )
+    idrows = [(k, v, work) for i in group for k, v in docs[i].ids]
+    conn.executemany(
+        "INSERT OR IGNORE INTO work_keys (kind, value, work_id) VALUES (?, ?, ?)", idrows
+    )
+    for k, v, _ in idrows:
+        registry.setdefault((k, v), work)
+    conn.execute("UPDATE works SET updated_at = ? WHERE id = ?", (now(), work))
+
+
+def _lsh_rows(
+    conn: sqlite3.Connection,
+    work: int,
+    group: Sequence[int],
+    docs: Sequence[Doc],
+    rowids: Sequence[int],
+    tkeys: np.ndarray,
+    akeys: np.ndarray,
+) -> list[tuple[int, int, int]]:
+    """Band keys for the first title and the first abstract the work gets (not for every
+    record: versions of one paper add little, and the table stays small)."""
+    row = conn.execute(
+        "SELECT indexed_title, indexed_abstract FROM works WHERE id = ?", (work,)
+    ).fetchone()
+    has_t, has_a = (bool(row[0]), bool(row[1])) if row else (True, True)
+    out: list[tuple[int, int, int]] = []
+    for i in group:
+        if not has_t and len(docs[i].title_tokens):
+            out += [(int(k), rowids[i], work) for k in tkeys[i] if k]
+            has_t = True
+        if not has_a and len(docs[i].abstract_shingles):
+            out += [(int(k), rowids[i], work) for k in akeys[i] if k]
+            has_a = True
+    if row and (has_t != bool(row[0]) or has_a != bool(row[1])):
+        conn.execute(
+            "UPDATE works SET indexed_title = ?, indexed_abstract = ? WHERE id = ?",
+            (int(has_t), int(has_a), work),
+        )
+    return out
+
+
+def _content_candidates(
+    conn: sqlite3.Connection,
+    plans: list[tuple[list[int], list[int], dict[int, float]]],
+    which: Sequence[int],
+    docs: Sequence[Doc],
+    tkeys: np.ndarray,
+    akeys: np.ndarray,
+) -> None:
+    """Fill plans[n][2] (work → best score) from stored LSH keys, for groups in `which`."""
+    want: dict[int, list[int]] = defaultdict(list)  # band key -> batch doc indexes
+    for n in which:
+        for i in plans[n][0]:
+            for k in (*tkeys[i], *akeys[i]):
+                if k:
+                    want[int(k)].append(i)
+    if not want:
+        return
+    hits: dict[int, set[tuple[int, int]]] = defaultdict(set)  # doc -> {(rowid, work)}
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS _want (band_key INTEGER PRIMARY KEY)")
+    conn.execute("DELETE FROM _want")
+    conn.executemany("INSERT INTO _want (band_key) VALUES (?)", [(k,) for k in want])
+    for k, rowid, work in conn.execute(
+        "SELECT l.band_key, l.record_rowid, l.work_id FROM _want w"
+        " JOIN work_lsh l ON l.band_key = w.band_key"
+    ):
+        for i in want[int(k)]:
+            hits[i].add((int(rowid), int(work)))
+    conn.execute("DELETE FROM _want")
+    rows = sorted({r for s in hits.values() for r, _ in s})
+    cand: dict[int, Doc] = {}
+    for part in _chunks(rows):
+        sql = f"SELECT rowid, data FROM records WHERE rowid IN ({_marks(len(part))})"  # noqa: S608
+        for rowid, data in conn.execute(sql, list(part)):
+            cand[int(rowid)] = make_doc(decode_record(data))
+    for n in which:
+        best = plans[n][2]
+        for i in plans[n][0]:
+            for rowid, work in hits.get(i, ()):
+                c = cand.get(rowid)
+                if c is None:
+                    continue
+                s = score(docs[i], c)
+                if s > best.get(work, -1.0):
+                    best[work] = s
+
+
+def _restore_ids(conn: sqlite3.Connection, old: dict[str, int], base: int) -> None:
+    """After a full run: give each new work the old id most of its records had."""
+    members: dict[int, list[str]] = defaultdict(list)
+    for k, w in conn.execute("SELECT record_key, work_id FROM work_records"):
+        members[int(w)].append(k)
+    votes = []
+    for w, ks in members.items():
+        c = Counter(old[k] for k in ks if k in old)
+        for o, n in c.items():
+            votes.append((-n, o, w))
+    votes.sort()
+    remap: dict[int, int] = {}
+    used: set[int] = set()
+    for _, o, w in votes:
+        if w in remap or o in used:
+            continue
+        remap[w] = o
+        used.add(o)
+    row = conn.execute(
+        "SELECT MAX(m) FROM (SELECT MAX(old_id) m FROM work_redirects UNION ALL"
+        " SELECT MAX(new_id) FROM work_redirects)"
+    ).fetchone()
+    nxt = max([0, *old.values(), int(row[0] or 0)]) + 1
+    for w in sorted(members):
+        if w not in remap:
+            remap[w] = nxt
+            nxt += 1
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS _remap (tmp INTEGER PRIMARY KEY, final INTEGER)")
+    conn.execute("DELETE FROM _remap")
+    conn.executemany("INSERT INTO _remap VALUES (?, ?)", list(remap.items()))
+    for table, col in (
+        ("work_records", "work_id"),
+        ("work_keys", "work_id"),
+        ("work_lsh", "work_id"),
+        ("works", "id"),
+    ):
+        conn.execute(
+            f"UPDATE {table} SET {col} = (SELECT final FROM _remap WHERE tmp = {col})"  # noqa: S608
+            f" WHERE {col} >= ?",
+            (base,),
+        )
+    # Old ids whose records now live elsewhere redirect to where most of them went.
+    stamp = now()
+    where: dict[int, Counter[int]] = defaultdict(Counter)
+    cur = dict(conn.execute("SELECT record_key, work_id FROM work_records"))
+    for k, o in old.items():
+        if k in cur:
+            where[o][int(cur[k])] += 1
+    for o, c in where.items():
+        if o in used:
+            continue
+        conn.execute(
+            "INSERT OR REPLACE INTO work_redirects (old_id, new_id, reason, created_at)"
+            " VALUES (?, ?, ?, ?)",
+            (o, c.most_common(1)[0][0], "full re-resolve joined it to another work", stamp),
+        )
+    # Redirects made between temporary ids during this run point at final ids now.
+    conn.execute("DELETE FROM work_redirects WHERE old_id >= ?", (base,))
+    conn.execute(
+        "UPDATE work_redirects SET new_id = (SELECT final FROM _remap WHERE tmp = new_id)"
+        " WHERE new_id >= ?",
+        (base,),
+    )
+    conn.execute("DELETE FROM work_redirects WHERE old_id IN (SELECT id FROM works)")
+    conn.execute("DELETE FROM _remap")
+
+
+# -- reading a work ----------------------------------------------------------------------
+def get_work(store: SQLiteStore, work: str | int) -> dict[str, Any]:
+    """A work with all its source records (source, id, year, title, url, how matched)."""
+    conn = store.conn
+    asked = parse_id(work)
+    wid = follow(conn, asked)
+    if conn.execute("SELECT 1 FROM works WHERE id = ?", (wid,)).fetchone() is None:
+        raise NotFoundError(f"no work {format_id(asked)}")
+    rows = conn.execute(
+        "SELECT wr.record_key, wr.how, wr.score, r.data FROM work_records wr"
+        " JOIN records r ON r.key = wr.record_key WHERE wr.work_id = ?"
+        " ORDER BY r.year, r.rowid",
+        (wid,),
+    ).fetchall()
+    records = []
+    for key, how, sc, data in rows:
+        r = decode_record(data)
+        records.append(
+            {
+                "key": key,
+                "source": r.source,
+                "id": r.source_id,
+                "year": r.year,
+                "title": r.title,
+                "url": r.url,
+                "doi": r.doi,
+                "arxiv_id": r.arxiv_id,
+                "venue": r.venue or r.journal_ref,
+                "version": r.latest_version,
+                "matched_by": how,
+                "score": sc,
+            }
+        )
+    ids = [
+        {"kind": k, "value": v}
+        for k, v in conn.execute(
+            "SELECT kind, value FROM work_keys WHERE work_id = ? ORDER BY kind, value", (wid,)
+        )
+    ]
+    titled = [r for r in records if r["title"]]
+    lead = sorted(titled, key=lambda r: (r["source"] != "doi" and not r["doi"], -(r["year"] or 0)))
+    out: dict[str, Any] = {
+        "work_id": format_id(wid),
+        "title": lead[0]["title"] if lead else None,
+        "years": sorted({r["year"] for r in records if r["year"]}),
+        "identifiers": ids,
+        "records": records,
+        "redirected_from": format_id(asked) if asked != wid else None,
+        "merged_from": [
+            format_id(int(o))
+            for (o,) in conn.execute(
+                "SELECT old_id FROM work_redirects WHERE new_id = ? ORDER BY old_id", (wid,)
+            )
+        ],
+    }
+    return out
+
+
+def list_curations(store: SQLiteStore) -> list[dict[str, Any]]:
+    rows = store.conn.execute(
+        "SELECT id, action, work_a, work_b, records, who, note, created_at FROM work_curations"
+        " ORDER BY id"
+    ).fetchall()
+    return [
+        {
+            "id": i,
+            "action": a,
+            "work_a": format_id(wa),
+            "work_b": format_id(wb) if wb is not None else None,
+            "records": orjson.loads(rec),
+            "who": who,
+            "note": note,
+            "at": at,
+        }
+        for i, a, wa, wb, rec, who, note, at in rows
+    ]
+
+
+# -- curations ---------------------------------------------------------------------------
+def _keys_of(conn: sqlite3.Connection, wid: int) -> list[str]:
+    return [
+        k
+        for (k,) in conn.execute(
+            "SELECT record_key FROM work_records WHERE work_id = ? ORDER BY record_key", (wid,)
+        )
+    ]
+
+
+def _log(
+    conn: sqlite3.Connection,
+    action: str,
+    a: int,
+    b: int | None,
+    records: dict[str, list[str]],
+    who: str,
+    note: str | None,
+) -> int:
+    cur = conn.execute(
+        "INSERT INTO work_curations (action, work_a, work_b, records, who, note, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (action, a, b, orjson.dumps(records).decode(), who, note, now()),
+    )
+    assert cur.lastrowid is not None
+    return cur.lastrowid
+
+
+def _constrain(conn: sqlite3.Connection, pairs: Iterable[tuple[str, str, str]], cid: int) -> None:
+    rows = []
+    for a, b, kind in pairs:
+        x, y = sorted((a, b))
+        rows.append((x, y, kind, cid))
+        # A new constraint overrides the opposite one between the same two records.
+        conn.execute(
+            "DELETE FROM work_constraints WHERE key_a = ? AND key_b = ? AND kind = ?",
+            (x, y, "cannot" if kind == "must" else "must"),
+        )
+    conn.executemany(
+        "INSERT OR REPLACE INTO work_constraints (key_a, key_b, kind, curation_id)"
+        " VALUES (?, ?, ?, ?)",
+        rows,
+    )
+
+
+def merge_works(
+    store: SQLiteStore, a: str | int, b: str | int, *, who: str, note: str | None = None
+) -> str:
+    """Curated merge: work `b` joins work `a` (b redirects to a); kept as a constraint."""
+    conn = store.conn
+    wa, wb = follow(conn, parse_id(a)), follow(conn, parse_id(b))
+    with store.transaction():
+        ka, kb = _keys_of(conn, wa), _keys_of(conn, wb)
+        if not ka:
+            raise NotFoundError(f"no work {format_id(parse_id(a))}")
+        if not kb:
+            raise NotFoundError(f"no work {format_id(parse_id(b))}")
+        if wa == wb:
+            return format_id(wa)
+        cid = _log(conn, "merge", wa, wb, {"a": ka, "b": kb}, who, note)
+        _constrain(
+            conn, [(ka[0], k, "must") for k in kb] + [(ka[0], k, "must") for k in ka[1:]], cid
+        )
+        # The curation overrides an earlier split between these records.
+        for x in ka:
+            for y in kb:
+                p, q = sorted((x, y))
+                conn.execute(
+                    "DELETE FROM work_constraints WHERE key_a = ? AND key_b = ? AND kind = 'cannot'",
+                    (p, q),
+                )
+        _merge_into(conn, wb, wa, f"curated merge #{cid} by {who}")
+        conn.execute("UPDATE work_records SET how = 'curation' WHERE work_id = ?", (wa,))
+    return format_id(wa)
+
+
+def split_work(
+    store: SQLiteStore,
+    work: str | int,
+    keys: Sequence[str],
+    *,
+    who: str,
+    note: str | None = None,
+) -> str:
+    """Curated split: the records `keys` leave `work` for a new work of their own.
+
+    Kept as constraints: the moved records stay together and apart from the others on
+    every later run (incremental or full)."""
+    conn = store.conn
+    wid = follow(conn, parse_id(work))
+    with store.transaction():
+        members = _keys_of(conn, wid)
+        if not members:
+            raise NotFoundError(f"no work {format_id(parse_id(work))}")
+        moving = list(dict.fromkeys(keys))
+        missing = [k for k in moving if k not in members]
+        if missing:
+            raise PaperdeskError(f"not records of {format_id(wid)}: {', '.join(missing)}")
+        staying = [k for k in members if k not in set(moving)]
+        if not staying:
+            raise PaperdeskError("a split must leave at least one record in the work")
+        cid = _log(conn, "split", wid, None, {"moved": moving, "stayed": staying}, who, note)
+        pairs = [(x, y, "cannot") for x in moving for y in staying]
+        pairs += [(moving[0], k, "must") for k in moving[1:]]
+        _constrain(conn, pairs, cid)
+        new = _new_work(conn, 0)
+        conn.execute("UPDATE work_curations SET work_b = ? WHERE id = ?", (new, cid))
+        for part in _chunks(moving):
+            m = _marks(len(part))
+            conn.execute(
+                f"UPDATE work_records SET work_id = ?, how = 'curation' WHERE record_key IN ({m})",  # noqa: S608
+                [new, *part],
+            )
+            conn.execute(
+                f"UPDATE work_lsh SET work_id = ? WHERE record_rowid IN"  # noqa: S608
+                f" (SELECT rowid FROM records WHERE key IN ({m}))",
+                [new, *part],
+            )
+        # Identifiers only the moved records carry now name the new work.
+        stay_ids: set[tuple[str, str]] = set()
+        move_ids: set[tuple[str, str]] = set()
+        for part, bucket in ((staying, stay_ids), (moving, move_ids)):
+            for chunk in _chunks(part):
+                sql = f"SELECT data FROM records WHERE key IN ({_marks(len(chunk))})"  # noqa: S608
+                for (data,) in conn.execute(sql, list(chunk)):
+                    bucket.update(make_doc(decode_record(data)).ids)
+        for k, v in move_ids - stay_ids:
+            conn.execute(
+                "UPDATE work_keys SET work_id = ? WHERE kind = ? AND value = ?", (new, k, v)
+            )
+        conn.execute(
+            "UPDATE works SET indexed_title = 1, indexed_abstract = 1 WHERE id = ?", (new,)
+        )
+    return format_id(new)

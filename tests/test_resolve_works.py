@@ -1,0 +1,289 @@
+"""Works: real DBLP–ACM, arXiv-feed and OpenReview rows through the matcher and the store."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import shared_file
+from paperdesk.cli import main
+from paperdesk.model import Author, SourceRecord
+from paperdesk.normalize import finish
+from paperdesk.resolve.pairs import MATCH_THRESHOLD, score
+from paperdesk.resolve.works import cluster_records, identity_keys, make_doc
+from paperdesk.store import open_store
+from paperdesk.store.sqlite import SQLiteStore
+from paperdesk.store.works import (
+    get_work,
+    merge_works,
+    resolve_works,
+    split_work,
+    work_id_for,
+    work_ids_for,
+)
+
+
+def rec(source: str, sid: str, **kw: object) -> SourceRecord:
+    """A finished record with a unique raw payload (the store dedups payloads by hash)."""
+    authors = [Author(name=n) for n in kw.pop("authors", [])]  # type: ignore[attr-defined]
+    r = SourceRecord(source=source, source_id=sid, authors=authors, **kw)  # type: ignore[arg-type]
+    r.raw = json.dumps([source, sid, str(kw)]).encode()
+    return finish(r)
+
+
+def dblp_acm(ids: set[str]) -> list[SourceRecord]:
+    out = []
+    for fname, source in (("DBLP2.csv", "dblp"), ("ACM.csv", "acm")):
+        path = shared_file(f"dblp-acm/{fname}")
+        with open(path, encoding="utf-8", errors="replace", newline="") as f:
+            for row in csv.DictReader(f):
+                if row["id"] in ids:
+                    out.append(
+                        rec(
+                            source,
+                            row["id"],
+                            title=row["title"],
+                            authors=row["authors"].split(", "),
+                            venue=row["venue"],
+                            year=int(row["year"]),
+                            ids={source: row["id"]},
+                        )
+                    )
+    assert len(out) == len(ids)
+    return out
+
+
+def feed(ids: set[str]) -> dict[str, SourceRecord]:
+    out: dict[str, SourceRecord] = {}
+    path = shared_file("arxiv/daily-feed-2025-03-to-2026-04.jsonl.gz")
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            d = json.loads(line)
+            if d["id"] in ids and d["id"] not in out:
+                out[d["id"]] = rec(
+                    "arxiv",
+                    d["id"],
+                    arxiv_id=d["id"],
+                    title=d["title"],
+                    abstract=d["summary"],
+                    authors=d["authors"],
+                    year=int(d["feed_date"][:4]),
+                    url=d["abs"],
+                )
+                if len(out) == len(ids):
+                    break
+    return out
+
+
+def openreview(ids: set[str]) -> dict[str, SourceRecord]:
+    out = {}
+    with open(shared_file("openreview/papers.jsonl"), encoding="utf-8") as f:
+        for line in f:
+            d = json.loads(line)
+            if d["openreview_id"] in ids:
+                out[d["openreview_id"]] = rec(
+                    "openreview",
+                    d["openreview_id"],
+                    title=d["title"],
+                    abstract=d["abstract"],
+                    authors=d["authors"],
+                    year=int(d["venue"][-4:]),
+                    venue=d["venue"],
+                )
+    return out
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> SQLiteStore:
+    s = open_store(tmp_path / "works.db")
+    yield s  # type: ignore[misc]
+    s.close()
+
+
+def _groups(records: list[SourceRecord]) -> set[frozenset[str]]:
+    return {frozenset(records[i].key for i in g) for g in cluster_records(records)}
+
+
+# -- the pure matcher ------------------------------------------------------------------
+def test_dblp_acm_pairs_merge_and_conference_journal_versions_stay_apart() -> None:
+    # The same authors published one title twice (VLDB 2001, VLDB J. 2002): the labels
+    # hold two works, each listed by DBLP and by ACM.
+    records = dblp_acm({"conf/vldb/ChirkovaHS01", "journals/vldb/ChirkovaHS02", "672216", "641272"})
+    assert _groups(records) == {
+        frozenset({"dblp:conf/vldb/ChirkovaHS01", "acm:672216"}),
+        frozenset({"dblp:journals/vldb/ChirkovaHS02", "acm:641272"}),
+    }
+
+
+def test_distinct_papers_with_one_abstract_stay_apart() -> None:
+    # Two arXiv papers uploaded with the same abstract (a real error in the feed): without
+    # their arXiv ids (as a reading list would hold them) the different titles keep them apart.
+    f = feed({"2510.22647", "2510.24456"})
+    for r in f.values():
+        r.source, r.arxiv_id = "mylist", None
+    a, b = make_doc(f["2510.22647"]), make_doc(f["2510.24456"])
+    assert a.abstract_shingles.tolist() == b.abstract_shingles.tolist()
+    assert score(a, b) < MATCH_THRESHOLD
+
+
+def test_arxiv_versions_are_one_work() -> None:
+    records = [
+        rec("arxiv", "2503.19551", arxiv_id="2503.19551", title="Scaling Laws of Synthetic Data"),
+        rec("mylist", "7", arxiv_id="arXiv:2503.19551v2", title="Scaling laws (v2)"),
+        rec("mylist", "8", ids={"arxiv": "https://arxiv.org/abs/2503.19551v3"}),
+    ]
+    assert identity_keys(records[1]) == [("arxiv", "2503.19551")]
+    assert _groups(records) == {frozenset(r.key for r in records)}
+
+
+def test_preprint_and_published_version_are_one_work_holding_both() -> None:
+    records = [
+        rec("arxiv", "2401.00001", arxiv_id="2401.00001", title="A preprint title"),
+        rec("crossref", "x1", doi="https://doi.org/10.1000/J.ABC.1", ids={"arxiv": "2401.00001"}),
+        rec("openalex", "W9", doi="10.1000/j.abc.1", title="The published title"),
+        rec("mylist", "3", doi="10.48550/arXiv.2401.00001"),  # arXiv's own DOI = the arXiv id
+        rec("crossref", "x2", doi="10.1000/j.abc.2", ids={"arxiv": "2401.00001"}),
+    ]
+    groups = _groups(records)
+    # x2 claims the same arXiv id but another DOI: two DOIs are two papers, it stays out.
+    assert groups == {
+        frozenset({"arxiv:2401.00001", "crossref:x1", "openalex:W9", "mylist:3"}),
+        frozenset({"crossref:x2"}),
+    }
+
+
+def test_openreview_copy_matches_its_arxiv_preprint_by_content() -> None:
+    f = feed({"2503.19551", "2503.19168"})
+    o = openreview({"UmUXPXHtdl", "QTrW2HWNXe"})
+    records = [*f.values(), *o.values()]
+    assert _groups(records) == {
+        frozenset({"arxiv:2503.19551", "openreview:UmUXPXHtdl"}),
+        frozenset({"arxiv:2503.19168", "openreview:QTrW2HWNXe"}),
+    }
+
+
+def test_hostile_text_is_just_text() -> None:
+    evil = "'); DROP TABLE works; -- &amp; \x00 " + "\u202e" * 50 + "a" * 1500
+    records = [rec("mylist", "1", title=evil, abstract=evil), rec("mylist", "2", title=evil)]
+    assert len(cluster_records(records)) in (1, 2)
+
+
+# -- the store: incremental, stable ids, redirects, curations -----------------------------
+def test_incremental_resolve_keeps_ids_and_merges_leave_redirects(store: SQLiteStore) -> None:
+    f = feed({"2503.19551", "2503.19168"})
+    store.put_records(list(f.values()), origin="feed")
+    pre = rec("mylist", "p", doi="10.1000/pub.1", title="Published version of something")
+    store.put_records([pre], origin="list")
+    r1 = resolve_works(store)
+    assert (r1.records, r1.new_works) == (3, 3)
+    w_arxiv = work_id_for(store.conn, "arxiv:2503.19551")
+    w_pub = work_id_for(store.conn, "mylist:p")
+    w_other = work_id_for(store.conn, "arxiv:2503.19168")
+    assert len({w_arxiv, w_pub, w_other}) == 3
+
+    # A second run with nothing new does nothing and changes no id.
+    assert resolve_works(store).records == 0
+
+    # New day: the OpenReview copy (content match) and a record carrying both the DOI and
+    # the arXiv id (it bridges two existing works: they merge, the younger redirects).
+    o = openreview({"UmUXPXHtdl"})
+    bridge = rec("crossref", "b", doi="10.1000/pub.1", ids={"arxiv": "2503.19551"})
+    store.put_records([*o.values(), bridge], origin="day2")
+    r2 = resolve_works(store)
+    assert (r2.records, r2.new_works, r2.by_content, r2.works_merged) == (2, 0, 1, 1)
+    ids = work_ids_for(store.conn, ["arxiv:2503.19551", "openreview:UmUXPXHtdl", "mylist:p"])
+    assert set(ids.values()) == {w_arxiv}
+    assert work_id_for(store.conn, "arxiv:2503.19168") == w_other
+    assert w_pub is not None
+    moved = get_work(store, w_pub)  # the old id still finds the paper
+    assert moved["work_id"] == w_arxiv and moved["redirected_from"] == w_pub
+    assert {r["key"] for r in moved["records"]} == {
+        "arxiv:2503.19551",
+        "openreview:UmUXPXHtdl",
+        "mylist:p",
+        "crossref:b",
+    }
+    assert w_pub in moved["merged_from"]
+    by_key = {r["key"]: r for r in moved["records"]}
+    assert by_key["openreview:UmUXPXHtdl"]["matched_by"] == "content"
+    assert by_key["arxiv:2503.19551"]["url"] == "https://arxiv.org/abs/2503.19551"
+
+    # A full re-run re-clusters everything and gives every work its old id back.
+    full = resolve_works(store, full=True)
+    assert full.records == 5
+    assert work_id_for(store.conn, "openreview:UmUXPXHtdl") == w_arxiv
+    assert work_id_for(store.conn, "arxiv:2503.19168") == w_other
+    assert get_work(store, w_pub)["work_id"] == w_arxiv
+
+
+def test_curations_survive_incremental_and_full_runs(store: SQLiteStore) -> None:
+    f = feed({"2503.19551", "2503.19168"})
+    o = openreview({"UmUXPXHtdl"})
+    store.put_records([*f.values(), *o.values()], origin="t")
+    resolve_works(store)
+    w = work_id_for(store.conn, "arxiv:2503.19551")
+    other = work_id_for(store.conn, "arxiv:2503.19168")
+    assert w and other and work_id_for(store.conn, "openreview:UmUXPXHtdl") == w
+
+    # A curator says the OpenReview record is another paper, and that the two arXiv
+    # papers are one (contrived, but it must stick).
+    new = split_work(store, w, ["openreview:UmUXPXHtdl"], who="ada", note="not the same")
+    kept = merge_works(store, w, other, who="bob")
+    assert kept == w
+    for full in (False, True):
+        # A later copy of the same OpenReview paper (another list) and a re-run.
+        store.put_records(
+            [
+                rec(
+                    "mylist",
+                    f"copy{full}",
+                    title=o["UmUXPXHtdl"].title,
+                    ids={"openreview": "UmUXPXHtdl"},
+                )
+            ],
+            origin=f"again{full}",
+        )
+        resolve_works(store, full=full)
+        assert work_id_for(store.conn, "openreview:UmUXPXHtdl") == new
+        assert work_id_for(store.conn, f"mylist:copy{full}") == new
+        assert work_id_for(store.conn, "arxiv:2503.19168") == w
+        assert work_id_for(store.conn, "arxiv:2503.19551") == w
+    log = store.conn.execute("SELECT action, who FROM work_curations ORDER BY id").fetchall()
+    assert log == [("split", "ada"), ("merge", "bob")]
+
+
+def test_cli_resolve_work_and_record(tmp_path: Path) -> None:
+    db = tmp_path / "cli.db"
+    with open_store(db) as s:
+        s.put_records(
+            [
+                rec(
+                    "arxiv",
+                    "2401.00001",
+                    arxiv_id="2401.00001",
+                    title="T",
+                    url="https://arxiv.org/abs/2401.00001",
+                ),
+                rec("crossref", "x", doi="10.1145/3292500.3330701", ids={"arxiv": "2401.00001"}, title="T"),
+            ],
+            origin="t",
+        )
+    run = CliRunner().invoke
+    out = run(main, ["--db", str(db), "resolve", "--works-only", "--json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output)["works"]["new_works"] == 1
+    out = run(main, ["--db", str(db), "record", "crossref:x", "--json"])
+    assert out.exit_code == 0, out.output
+    wid = json.loads(out.output)["work_id"]
+    out = run(main, ["--db", str(db), "work", wid, "--json"])
+    assert out.exit_code == 0, out.output
+    w = json.loads(out.output)
+    assert [r["key"] for r in w["records"]] == ["arxiv:2401.00001", "crossref:x"]
+    assert {"kind": "doi", "value": "10.1145/3292500.3330701"} in w["identifiers"]
+    out = run(main, ["--db", str(db), "work", "W999"])
+    assert out.exit_code == 3 and "no work W999" in out.output
