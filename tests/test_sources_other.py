@@ -598,3 +598,13 @@ def test_detect_sends_each_capture_to_its_parser() -> None:
             if got:
                 assert got == "crossref", path
     assert MINE <= set(sources.PARSERS)
+
+
+def test_json_lines_with_a_broken_first_line_still_stream() -> None:
+    data = b'{"id": "1", "title": broken\n\n{"id": "2", "title": "Fine"}\n'
+    out = run(generic, data, "list.jsonl")
+    assert isinstance(out[0], ParseError) and out[0].record_no == 1
+    assert [o.key for o in out[1:]] == ["list:2"] and out[1].raw == b'{"id": "2", "title": "Fine"}'
+    # a pretty-printed document whose first line opens it is still one document
+    doc = b'[\n{"id": "9", "title": "Alone"}\n]\n'
+    assert [r.key for r in records(run(generic, doc, "one.json"))] == ["one:9"]

@@ -65,9 +65,12 @@ def read_json(stream: BinaryIO, origin: str) -> tuple[str, Iterator[Line]]:
     if error is None:
         return "lines", _lines(stream, [(no, first)])
     if not first.rstrip().endswith((b"[", b"{", b",", b":")):
-        second = stream.readline()
-        if second.strip() and _error_of(second) is None:
-            return "lines", _lines(stream, [(no, first), (no + 1, second)])
+        second, gap = stream.readline(), 1
+        while second and not second.strip():
+            first += second
+            second, gap = stream.readline(), gap + 1
+        if second and _error_of(second) is None:
+            return "lines", _lines(stream, [(no, first.strip()), (no + gap, second)])
         first += second
     rest = stream.read(MAX_DOCUMENT_BYTES + 1)
     if len(rest) > MAX_DOCUMENT_BYTES:
