@@ -522,7 +522,7 @@ def test_generic_bad_json_lines_named_by_line() -> None:
     path = DATA / "malformed" / "bad-lines.jsonl"
     out = run(generic, path.read_bytes(), str(path))
     summary = [(o.key if isinstance(o, SourceRecord) else o.record_no) for o in out]
-    assert summary == ["mylist:1", 2, "mylist:3", 5, 5]
+    assert summary == ["mylist:1", 2, "mylist:3", 5]
     assert "not valid JSON" in out[1].message
 
 
@@ -608,3 +608,15 @@ def test_json_lines_with_a_broken_first_line_still_stream() -> None:
     # a pretty-printed document whose first line opens it is still one document
     doc = b'[\n{"id": "9", "title": "Alone"}\n]\n'
     assert [r.key for r in records(run(generic, doc, "one.json"))] == ["one:9"]
+
+
+def test_crossref_public_data_file_items_shape() -> None:
+    path = shared_file("crossref/test-works/test_works_with_one_id.yaml")
+    work = json.loads(next(bodies(path)))["message"]
+    dump = json.dumps({"items": [work, work | {"DOI": "10.1371/JOURNAL.PONE.0000001"}]}).encode()
+    assert sources.detect(dump[:65536], "0.json").NAME == "crossref"
+    got = records(run(crossref, dump))
+    assert [r.key for r in got] == [
+        "doi:10.1371/journal.pone.0033693",
+        "doi:10.1371/journal.pone.0000001",
+    ]

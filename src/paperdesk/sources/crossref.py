@@ -1,6 +1,6 @@
 """Crossref REST API works: `{"message": {...}}` (one work), `{"message": {"items": [...]}}`
 (a page of works), bare work objects one a line, and citeproc-JSON from DOI content
-negotiation (the same field names).
+negotiation (the same field names), and the `{"items": [...]}` files of Crossref's public data dump.
 
 Key `doi:<normalised DOI>`, url `https://doi.org/<doi>`. Crossref abstracts are JATS XML
 fragments (`<jats:p>…</jats:p>`): the record's `abstract` holds them reduced to text (tags
@@ -57,6 +57,8 @@ def _unwrap(value: Any) -> list[Any] | None:
         if isinstance(msg, dict) and isinstance(msg.get("items"), list):
             return list(msg["items"])
         return [msg]
+    if "DOI" not in value and isinstance(value.get("items"), list):
+        return list(value["items"])  # the public data file: {"items": [...]} per file
     return None
 
 

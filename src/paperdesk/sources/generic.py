@@ -121,7 +121,8 @@ class _Prefixed(io.RawIOBase):
 
 def _parse_json(stream: BinaryIO, origin: str) -> Iterator[SourceRecord | ParseError]:
     fallback = default_source(origin)
-    unwrap = lambda v: v if isinstance(v, list) else None  # noqa: E731
+    # A list of records is unpacked; any other list is one bad record, reported once.
+    unwrap = lambda v: v if isinstance(v, list) and all(isinstance(x, dict) for x in v) else None  # noqa: E731
     for got in objects(stream, origin, unwrap, "a record"):
         if isinstance(got, ParseError):
             yield got
