@@ -8,9 +8,10 @@ Key `s2:<paperId>`. `externalIds` tie the identities of one paper together: ArXi
 lower-case names. A batch's `null` entries (ids S2 did not find) are skipped: they carry
 nothing to keep, and so are items whose `paperId` is null (citations and references S2
 could not resolve to a paper: there is no key to store them under). Any other item without
-a valid `paperId` is reported as an error. A paper's nested `citations` / `references` stay in its raw payload
-and are not records of their own, unless they would push the payload over the store's
-raw size limit: then they are cut from `raw` and `extra["raw_trimmed"]` says so.
+a valid `paperId` is reported as an error. A paper's nested `citations` / `references`
+stay in its raw payload and are not records of their own, unless they would push the
+payload over the store's raw size limit: then they (and `embedding`) are cut from `raw`
+and `extra["raw_trimmed"]` says so. `extra["author_ids"]` is aligned with `authors`.
 """
 
 from __future__ import annotations
