@@ -209,7 +209,9 @@ def items(stream: BinaryIO, origin: str, unwrap: Any) -> Iterator[Item]:
     line as its raw payload and the line number as its record number (a line holding a list
     numbers all its items with that line); items cut out of a document are numbered by
     their position in it (1-based) and re-serialised compactly (same JSON value, not the
-    same bytes: a document has no per-item bytes).
+    same bytes: a document has no per-item bytes). Re-serialising even a page's only item
+    keeps an item's payload — and so its digest — the same whatever page it came in, which
+    is what lets a re-harvest recognise unchanged items.
     """
     kind, lines = read_json(stream, origin)
     position = 0
@@ -223,12 +225,6 @@ def items(stream: BinaryIO, origin: str, unwrap: Any) -> Iterator[Item]:
             position += 1
             no = line.record_no if kind == "lines" else position
             yield Item(no, line.raw, line.value)
-            continue
-        if len(inner) == 1:
-            # A response holding one item is that item's payload as received, wrapper and
-            # all (exact bytes beat a re-serialisation whenever there is a choice).
-            position += 1
-            yield Item(line.record_no if kind == "lines" else position, line.raw, inner[0])
             continue
         for value in inner:
             position += 1
