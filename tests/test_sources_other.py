@@ -620,3 +620,12 @@ def test_crossref_public_data_file_items_shape() -> None:
         "doi:10.1371/journal.pone.0033693",
         "doi:10.1371/journal.pone.0000001",
     ]
+
+
+def test_an_items_raw_payload_does_not_depend_on_its_page() -> None:
+    """A re-harvest recognises unchanged notes by payload digest: a note must have the
+    same raw bytes alone on a page and among others."""
+    notes = json.loads((DATA / "openreview" / "api-v2-notes.json").read_bytes())["notes"]
+    alone = records(run(openreview, json.dumps({"notes": notes[:1], "count": 1}).encode()))
+    among = records(run(openreview, json.dumps({"notes": notes, "count": 3}, indent=2).encode()))
+    assert alone[0].key == among[0].key and alone[0].raw == among[0].raw
