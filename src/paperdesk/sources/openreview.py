@@ -97,10 +97,13 @@ def _record(note: dict[str, Any], forum: str, raw: bytes) -> SourceRecord:
     pdf = text(_field(content, "pdf"))
     if pdf:
         extra["pdf"] = SITE + pdf if pdf.startswith("/") else pdf
-    for key, name in (("TL;DR", "tldr"), ("primary_area", "primary_area"), ("number", "number")):
-        v = text(_field(content, key)) if key != "number" else text(note.get("number"))
+    for key, name in (("TL;DR", "tldr"), ("primary_area", "primary_area")):
+        v = text(_field(content, key))
         if v:
             extra[name] = v
+    number = text(note.get("number"))
+    if number:
+        extra["number"] = number
     revisions = [
         {"id": text(r.get("id")), "date": epoch_ms_to_iso(r.get("tcdate") or r.get("cdate"))}
         for r in objs(note.get("revisions"))
