@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from paperdesk.store import SQLiteStore, open_store
+from replay_server import ReplayServer, replay_server
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("PAPERDESK_SHARED_DATA", ROOT.parent / "shared" / "data"))
@@ -28,3 +32,18 @@ def shared_file(rel: str) -> Path:
     if not path.exists():
         pytest.skip(f"real test data {path} not found: see README 'Test data'")
     return path
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SQLiteStore]:
+    """A fresh SQLite store in the test's temporary directory."""
+    s = open_store(tmp_path / "paperdesk.db")
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def replay() -> Iterator[ReplayServer]:
+    """A loopback HTTP server replaying recorded exchanges (see tests/replay_server.py)."""
+    with replay_server() as srv:
+        yield srv

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -19,8 +17,8 @@ from conftest import shared_file
 from paperdesk.errors import HarvestError
 from paperdesk.harvest.arxiv_api import harvest_arxiv_api
 from paperdesk.harvest.http import PoliteClient, Politeness
-from paperdesk.store import SQLiteStore, open_store
-from replay_server import ReplayServer, Reply, replay_server
+from paperdesk.store import SQLiteStore
+from replay_server import ReplayServer, Reply
 
 PAGES = [f"q_testing_s{s}_m10" for s in (0, 10, 20, 30, 40, 50)]
 
@@ -44,29 +42,16 @@ def entry_ids(body: str) -> set[str]:
     }
 
 
-@pytest.fixture
-def server() -> Iterator[ReplayServer]:
-    with replay_server() as srv:
-        yield srv
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SQLiteStore]:
-    s = open_store(tmp_path / "paperdesk.db")
-    yield s
-    s.close()
-
-
 def client(retries: int = 2) -> PoliteClient:
     p = Politeness(min_interval=0.0, timeout=5.0, retries=retries, backoff=0.0)
     return PoliteClient(agent="paperdesk-test/1", politeness=p)
 
 
-def test_pages_through_a_real_query(server: ReplayServer, store: SQLiteStore) -> None:
+def test_pages_through_a_real_query(replay: ReplayServer, store: SQLiteStore) -> None:
     expected: set[str] = set()
     for stem in PAGES:
         where, reply, body = capture(stem)
-        server.add(where, reply)
+        replay.add(where, reply)
         expected |= entry_ids(body)
     assert len(expected) > 50  # six real pages of ten
     with client() as c:
@@ -77,25 +62,25 @@ def test_pages_through_a_real_query(server: ReplayServer, store: SQLiteStore) ->
             max_results=60,
             page_size=10,
             sort_by="relevance",
-            url=server.url + "/api/query",
+            url=replay.url + "/api/query",
         )
     assert report.complete and report.pages == 6 and report.requests == 6
-    assert [s.query["start"] for s in server.seen] == ["0", "10", "20", "30", "40", "50"]
+    assert [s.query["start"] for s in replay.seen] == ["0", "10", "20", "30", "40", "50"]
     assert {r.source_id for _, r in store.iter_records("arxiv")} == expected
 
 
 def test_interrupted_query_resumes_at_the_stored_offset(
-    server: ReplayServer, store: SQLiteStore
+    replay: ReplayServer, store: SQLiteStore
 ) -> None:
     bodies = {}
     for stem in PAGES:
         where, reply, body = capture(stem)
         bodies[stem] = body
         if stem == "q_testing_s30_m10":
-            server.add(where, Reply(502, b"bad gateway"))
+            replay.add(where, Reply(502, b"bad gateway"))
         else:
-            server.add(where, reply)
-    url = server.url + "/api/query"
+            replay.add(where, reply)
+    url = replay.url + "/api/query"
     with client(retries=1) as c, pytest.raises(HarvestError, match="HTTP 502"):
         harvest_arxiv_api(
             store, c, "testing", max_results=60, page_size=10, sort_by="relevance", url=url
@@ -104,22 +89,22 @@ def test_interrupted_query_resumes_at_the_stored_offset(
     assert {r.source_id for _, r in store.iter_records()} == first_three
 
     where, reply, _ = capture("q_testing_s30_m10")
-    server.replace(where, reply)
-    before = len(server.seen)
+    replay.replace(where, reply)
+    before = len(replay.seen)
     with client() as c:
         report = harvest_arxiv_api(
             store, c, "testing", max_results=60, page_size=10, sort_by="relevance", url=url
         )
     assert report.resumed == "offset" and report.complete
-    assert [s.query["start"] for s in server.seen[before:]] == ["30", "40", "50"]
+    assert [s.query["start"] for s in replay.seen[before:]] == ["30", "40", "50"]
     everything = set().union(*(entry_ids(b) for b in bodies.values()))
     assert {r.source_id for _, r in store.iter_records()} == everything
 
 
-def test_refused_query_names_the_api_error(server: ReplayServer, store: SQLiteStore) -> None:
+def test_refused_query_names_the_api_error(replay: ReplayServer, store: SQLiteStore) -> None:
     where, reply, _ = capture("id_abc_s0_m100")
     assert reply.status == 400
-    server.add(where, reply)
+    replay.add(where, reply)
     with client() as c, pytest.raises(HarvestError, match="incorrect id format for abc"):
         harvest_arxiv_api(
             store,
@@ -128,14 +113,14 @@ def test_refused_query_names_the_api_error(server: ReplayServer, store: SQLiteSt
             max_results=100,
             page_size=100,
             sort_by="relevance",
-            url=server.url + "/api/query",
+            url=replay.url + "/api/query",
         )
-    assert store.count_records() == 0 and len(server.seen) == 1  # a 400 is not retried
+    assert store.count_records() == 0 and len(replay.seen) == 1  # a 400 is not retried
 
 
-def test_empty_result_is_complete(server: ReplayServer, store: SQLiteStore) -> None:
+def test_empty_result_is_complete(replay: ReplayServer, store: SQLiteStore) -> None:
     where, reply, _ = capture("id_0000.0000_s0_m100")
-    server.add(where, reply)
+    replay.add(where, reply)
     with client() as c:
         report = harvest_arxiv_api(
             store,
@@ -144,6 +129,6 @@ def test_empty_result_is_complete(server: ReplayServer, store: SQLiteStore) -> N
             max_results=100,
             page_size=100,
             sort_by="relevance",
-            url=server.url + "/api/query",
+            url=replay.url + "/api/query",
         )
     assert report.complete and report.records == 0 and store.count_records() == 0

@@ -6,7 +6,6 @@ asking for 10 s costs nothing), except in the interval test, which measures real
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
@@ -17,15 +16,9 @@ from hypothesis import strategies as st
 from conftest import shared_file
 from paperdesk.errors import HarvestError
 from paperdesk.harvest.http import PoliteClient, Politeness, retry_after_seconds, user_agent
-from replay_server import ReplayServer, Reply, add_recording, load_recording, replay_server
+from replay_server import ReplayServer, Reply, add_recording, load_recording
 
 LISTRECORDS_503 = "arxiv/oai-pmh/oaipmh-listrecords---should-list-identifiers-from-arxiv.json"
-
-
-@pytest.fixture
-def server() -> Iterator[ReplayServer]:
-    with replay_server() as srv:
-        yield srv
 
 
 def client(sleeps: list[float], **politeness: float) -> PoliteClient:
@@ -37,29 +30,29 @@ def client(sleeps: list[float], **politeness: float) -> PoliteClient:
     )
 
 
-def test_real_503_retry_after_is_honoured(server: ReplayServer) -> None:
+def test_real_503_retry_after_is_honoured(replay: ReplayServer) -> None:
     # The real capture: arXiv answered 503 with `Retry-After: 10`, then 200 with records.
     exchanges = load_recording(shared_file(LISTRECORDS_503))
     assert [r.status for _, r in exchanges] == [503, 200]
     assert ("Retry-After", "10") in exchanges[0][1].headers
-    add_recording(server, exchanges)
+    add_recording(replay, exchanges)
     sleeps: list[float] = []
     with client(sleeps) as c:
-        got = c.get(server.url + exchanges[0][0])
+        got = c.get(replay.url + exchanges[0][0])
     assert got.status == 200 and b"<ListRecords>" in got.content
     assert sleeps == [10.0]  # exactly what the server asked, not our own backoff
-    assert got.attempts == 2 and len(server.seen) == 2
-    assert all(s.headers["user-agent"].startswith("paperdesk-test/1") for s in server.seen)
+    assert got.attempts == 2 and len(replay.seen) == 2
+    assert all(s.headers["user-agent"].startswith("paperdesk-test/1") for s in replay.seen)
 
 
-def test_retry_after_as_http_date(server: ReplayServer) -> None:
+def test_retry_after_as_http_date(replay: ReplayServer) -> None:
     now = datetime(2026, 11, 29, 22, 0, 0, tzinfo=UTC)
     later = format_datetime(now + timedelta(seconds=42), usegmt=True)
-    server.add("/x", Reply(503, b"busy", [("Retry-After", later)]), Reply(200, b"ok"))
+    replay.add("/x", Reply(503, b"busy", [("Retry-After", later)]), Reply(200, b"ok"))
     sleeps: list[float] = []
     c = PoliteClient(politeness=Politeness(min_interval=0), sleep=sleeps.append, now=lambda: now)
     with c:
-        assert c.get(server.url + "/x").content == b"ok"
+        assert c.get(replay.url + "/x").content == b"ok"
     assert sleeps == [42.0]
 
 
@@ -72,63 +65,63 @@ def test_retry_after_parsing() -> None:
     assert retry_after_seconds(None, now) is None
 
 
-def test_timeout_is_retried(server: ReplayServer) -> None:
+def test_timeout_is_retried(replay: ReplayServer) -> None:
     # First answer comes after the client's timeout; the retry gets a prompt answer.
-    server.add("/slow", Reply(200, b"late", delay=1.5), Reply(200, b"prompt"))
+    replay.add("/slow", Reply(200, b"late", delay=1.5), Reply(200, b"prompt"))
     sleeps: list[float] = []
     with client(sleeps, timeout=0.3) as c:
-        got = c.get(server.url + "/slow")
+        got = c.get(replay.url + "/slow")
     assert got.content == b"prompt" and got.attempts == 2
     assert sleeps == [1.0]  # one backoff wait (backoff * 2**0)
 
 
-def test_body_cut_mid_way_is_retried_and_never_returned_half(server: ReplayServer) -> None:
+def test_body_cut_mid_way_is_retried_and_never_returned_half(replay: ReplayServer) -> None:
     body = shared_file(LISTRECORDS_503).read_bytes()
-    server.add("/page", Reply(200, body, cut_after=len(body) // 2), Reply(200, body))
+    replay.add("/page", Reply(200, body, cut_after=len(body) // 2), Reply(200, body))
     sleeps: list[float] = []
     with client(sleeps) as c:
-        got = c.get(server.url + "/page")
+        got = c.get(replay.url + "/page")
     assert got.content == body and got.attempts == 2
 
 
-def test_gives_up_after_bounded_retries_with_exponential_backoff(server: ReplayServer) -> None:
-    server.add("/down", Reply(502, b"bad gateway"))
+def test_gives_up_after_bounded_retries_with_exponential_backoff(replay: ReplayServer) -> None:
+    replay.add("/down", Reply(502, b"bad gateway"))
     sleeps: list[float] = []
     with client(sleeps, retries=3) as c, pytest.raises(HarvestError, match="gave up after 4"):
-        c.get(server.url + "/down")
+        c.get(replay.url + "/down")
     assert sleeps == [1.0, 2.0, 4.0]
-    assert len(server.seen) == 4
+    assert len(replay.seen) == 4
 
 
-def test_client_errors_are_not_retried(server: ReplayServer) -> None:
+def test_client_errors_are_not_retried(replay: ReplayServer) -> None:
     sleeps: list[float] = []
     with client(sleeps) as c, pytest.raises(HarvestError, match="HTTP 404"):
-        c.get(server.url + "/nothing-recorded-here")
-    assert len(server.seen) == 1 and sleeps == []
+        c.get(replay.url + "/nothing-recorded-here")
+    assert len(replay.seen) == 1 and sleeps == []
 
 
-def test_accepted_error_status_is_returned(server: ReplayServer) -> None:
-    server.add("/api?id_list=abc", Reply(400, b"<feed/>"))
+def test_accepted_error_status_is_returned(replay: ReplayServer) -> None:
+    replay.add("/api?id_list=abc", Reply(400, b"<feed/>"))
     with client([]) as c:
-        got = c.get(server.url + "/api", {"id_list": "abc"}, accept=(400,))
+        got = c.get(replay.url + "/api", {"id_list": "abc"}, accept=(400,))
     assert got.status == 400 and got.content == b"<feed/>"
 
 
-def test_overlong_retry_after_stops_instead_of_hanging(server: ReplayServer) -> None:
-    server.add("/x", Reply(503, b"", [("Retry-After", "86400")]))
+def test_overlong_retry_after_stops_instead_of_hanging(replay: ReplayServer) -> None:
+    replay.add("/x", Reply(503, b"", [("Retry-After", "86400")]))
     sleeps: list[float] = []
     with client(sleeps, max_retry_after=600) as c, pytest.raises(HarvestError, match="86400"):
-        c.get(server.url + "/x")
+        c.get(replay.url + "/x")
     assert sleeps == []
 
 
-def test_requests_are_spaced_by_the_interval(server: ReplayServer) -> None:
-    server.add("/a", Reply(200, b"a"))
+def test_requests_are_spaced_by_the_interval(replay: ReplayServer) -> None:
+    replay.add("/a", Reply(200, b"a"))
     p = Politeness(min_interval=0.25, timeout=5)
     with PoliteClient(politeness=p) as c:  # real sleep, real clock
         for _ in range(3):
-            c.get(server.url + "/a")
-    gaps = [b.at - a.at for a, b in zip(server.seen, server.seen[1:], strict=False)]
+            c.get(replay.url + "/a")
+    gaps = [b.at - a.at for a, b in zip(replay.seen, replay.seen[1:], strict=False)]
     assert len(gaps) == 2 and min(gaps) >= 0.24
     assert Politeness().min_interval >= 3.0  # the default is arXiv's rule
 
@@ -142,12 +135,12 @@ def test_default_user_agent_names_project_and_contact(monkeypatch: pytest.Monkey
     assert user_agent("x@y.z") == "mybot/2"
 
 
-def test_oversized_response_is_refused_not_buffered(server: ReplayServer) -> None:
+def test_oversized_response_is_refused_not_buffered(replay: ReplayServer) -> None:
     body = shared_file(LISTRECORDS_503).read_bytes()
-    server.add("/big", Reply(200, body))
+    replay.add("/big", Reply(200, body))
     with client([], max_bytes=1000) as c, pytest.raises(HarvestError, match="exceeds 1000"):
-        c.get(server.url + "/big")
-    assert len(server.seen) == 1  # not retried: it would be as big next time
+        c.get(replay.url + "/big")
+    assert len(replay.seen) == 1  # not retried: it would be as big next time
 
 
 HTTP_DATES = st.one_of(

@@ -17,7 +17,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +32,7 @@ from paperdesk.harvest.http import PoliteClient, Politeness
 from paperdesk.harvest.oai import checkpoint_name, harvest_oai
 from paperdesk.ingest import ingest_paths
 from paperdesk.store import SQLiteStore, open_store
-from replay_server import ReplayServer, Reply, load_recording, replay_server
+from replay_server import ReplayServer, Reply, load_recording
 
 LISTRECORDS = "arxiv/oai-pmh/oaipmh-listrecords---should-list-identifiers-from-arxiv.json"
 GETRECORD = "arxiv/oai-pmh/oaipmh-getrecord---should-get-a-record.json"
@@ -69,19 +68,6 @@ def oai_error(code: str) -> bytes:
     return (body[:start] + f'<error code="{code}">{code} (test)</error>' + body[end:]).encode()
 
 
-@pytest.fixture
-def server() -> Iterator[ReplayServer]:
-    with replay_server() as srv:
-        yield srv
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SQLiteStore]:
-    s = open_store(tmp_path / "paperdesk.db")
-    yield s
-    s.close()
-
-
 def client(sleeps: list[float], **kw: float) -> PoliteClient:
     p = Politeness(min_interval=0.0, timeout=5.0, retries=2, backoff=1.0)
     for k, v in kw.items():
@@ -90,27 +76,27 @@ def client(sleeps: list[float], **kw: float) -> PoliteClient:
 
 
 def harvest(
-    store: SQLiteStore, server: ReplayServer, sleeps: list[float], **kw: Any
+    store: SQLiteStore, replay: ReplayServer, sleeps: list[float], **kw: Any
 ) -> HarvestReport:
     with client(sleeps) as c:
-        return harvest_oai(store, c, base_url=server.url + "/oai2", **kw)
+        return harvest_oai(store, c, base_url=replay.url + "/oai2", **kw)
 
 
 def test_follows_tokens_honours_503_and_checkpoints(
-    server: ReplayServer, store: SQLiteStore
+    replay: ReplayServer, store: SQLiteStore
 ) -> None:
     r503, page1, page2 = real_pages()
-    server.add(FRESH, r503, page1)
-    server.add(NEXT, page2)
+    replay.add(FRESH, r503, page1)
+    replay.add(NEXT, page2)
     sleeps: list[float] = []
-    report = harvest(store, server, sleeps, from_date="2015-01-01", until="2015-01-03")
+    report = harvest(store, replay, sleeps, from_date="2015-01-01", until="2015-01-03")
     assert sleeps == [10.0]  # the real Retry-After, honoured
     assert report.complete and report.pages == 2 and report.inserted == 2
     assert report.requests == 3
     assert {r.key for _, r in store.iter_records()} == KEYS
     rec = store.get_record("arxiv:1412.8544")
     assert (rec.doi or "").lower() == "10.4204/eptcs.172.11" and rec.authors[0].family == "Uijlen"
-    cp = store.get_checkpoint(checkpoint_name(server.url + "/oai2", None, "arXiv"))
+    cp = store.get_checkpoint(checkpoint_name(replay.url + "/oai2", None, "arXiv"))
     assert cp == {
         "token": None,
         "from": "2015-01-01",
@@ -121,25 +107,25 @@ def test_follows_tokens_honours_503_and_checkpoints(
 
 
 def test_connection_dropped_mid_page_then_resumed_run_has_no_duplicates(
-    server: ReplayServer, store: SQLiteStore
+    replay: ReplayServer, store: SQLiteStore
 ) -> None:
     _, page1, page2 = real_pages()
-    server.add(FRESH, page1)
+    replay.add(FRESH, page1)
     # Page 2 is cut off half-way on every attempt: the run must stop, not store half.
-    server.add(NEXT, Reply(200, page2.body, page2.headers, cut_after=len(page2.body) // 2))
+    replay.add(NEXT, Reply(200, page2.body, page2.headers, cut_after=len(page2.body) // 2))
     sleeps: list[float] = []
     with pytest.raises(HarvestError, match="gave up after 3 attempts"):
-        harvest(store, server, sleeps, from_date="2015-01-01", until="2015-01-03")
+        harvest(store, replay, sleeps, from_date="2015-01-01", until="2015-01-03")
     assert sleeps == [1.0, 2.0]  # backoff between the three attempts
     assert {r.key for _, r in store.iter_records()} == {"arxiv:1412.8544"}
-    name = checkpoint_name(server.url + "/oai2", None, "arXiv")
+    name = checkpoint_name(replay.url + "/oai2", None, "arXiv")
     assert (store.get_checkpoint(name) or {})["token"] == "t1"
 
-    server.replace(NEXT, page2)  # the network is back
-    seen_before = len(server.seen)
-    report = harvest(store, server, [])  # no arguments: resume from the checkpoint
+    replay.replace(NEXT, page2)  # the network is back
+    seen_before = len(replay.seen)
+    report = harvest(store, replay, [])  # no arguments: resume from the checkpoint
     assert report.resumed == "token" and report.complete
-    assert [s.query for s in server.seen[seen_before:]] == [
+    assert [s.query for s in replay.seen[seen_before:]] == [
         {"verb": "ListRecords", "resumptionToken": "t1"}
     ]
     assert report.inserted == 1
@@ -147,26 +133,26 @@ def test_connection_dropped_mid_page_then_resumed_run_has_no_duplicates(
     assert all(len(store.record_payloads(k)) == 1 for k in KEYS)
 
 
-def test_timeout_on_a_page_is_retried(server: ReplayServer, store: SQLiteStore) -> None:
+def test_timeout_on_a_page_is_retried(replay: ReplayServer, store: SQLiteStore) -> None:
     _, page1, page2 = real_pages()
-    server.add(FRESH, page1)
-    server.add(NEXT, Reply(200, page2.body, delay=1.0), page2)
+    replay.add(FRESH, page1)
+    replay.add(NEXT, Reply(200, page2.body, delay=1.0), page2)
     sleeps: list[float] = []
     with client(sleeps, timeout=0.3) as c:
         report = harvest_oai(
-            store, c, base_url=server.url + "/oai2", from_date="2015-01-01", until="2015-01-03"
+            store, c, base_url=replay.url + "/oai2", from_date="2015-01-01", until="2015-01-03"
         )
     assert report.complete and store.count_records() == 2
-    assert sleeps == [1.0] and len(server.requests_to(resumptionToken="t1")) == 2
+    assert sleeps == [1.0] and len(replay.requests_to(resumptionToken="t1")) == 2
 
 
 def test_rerun_fetches_only_what_changed_since_last_datestamp(
-    server: ReplayServer, store: SQLiteStore
+    replay: ReplayServer, store: SQLiteStore
 ) -> None:
     _, page1, page2 = real_pages()
-    server.add(FRESH, page1)
-    server.add(NEXT, page2)
-    harvest(store, server, [], from_date="2015-01-01", until="2015-01-03")
+    replay.add(FRESH, page1)
+    replay.add(NEXT, page2)
+    harvest(store, replay, [], from_date="2015-01-01", until="2015-01-03")
     # The next day: arXiv lists what changed from 2015-01-03 on. Served here: the real
     # GetRecord response for 1412.8544 re-wrapped as a one-record ListRecords page.
     ((_, got),) = load_recording(shared_file(GETRECORD))
@@ -176,14 +162,14 @@ def test_rerun_fetches_only_what_changed_since_last_datestamp(
         + records[0]
         + tail.replace("</GetRecord>", "</ListRecords>")
     )
-    server.add(
+    replay.add(
         "/oai2?verb=ListRecords&metadataPrefix=arXiv&from=2015-01-03",
         Reply(200, rewrapped.encode()),
     )
-    seen_before = len(server.seen)
-    report = harvest(store, server, [])
+    seen_before = len(replay.seen)
+    report = harvest(store, replay, [])
     assert report.resumed == "datestamp" and report.complete
-    assert [s.query for s in server.seen[seen_before:]] == [
+    assert [s.query for s in replay.seen[seen_before:]] == [
         {"verb": "ListRecords", "metadataPrefix": "arXiv", "from": "2015-01-03"}
     ]
     assert report.unchanged == 1 and report.inserted == 0
@@ -191,10 +177,10 @@ def test_rerun_fetches_only_what_changed_since_last_datestamp(
 
 
 def test_expired_token_restarts_the_range_from_its_start(
-    server: ReplayServer, store: SQLiteStore
+    replay: ReplayServer, store: SQLiteStore
 ) -> None:
     _, page1, page2 = real_pages()
-    name = checkpoint_name(server.url + "/oai2", None, "arXiv")
+    name = checkpoint_name(replay.url + "/oai2", None, "arXiv")
     store.set_checkpoint(
         name,
         {
@@ -205,44 +191,44 @@ def test_expired_token_restarts_the_range_from_its_start(
             "done": False,
         },
     )
-    server.add(
+    replay.add(
         "/oai2?verb=ListRecords&resumptionToken=stale", Reply(200, oai_error("badResumptionToken"))
     )
-    server.add(FRESH, page1)
-    server.add(NEXT, page2)
-    report = harvest(store, server, [])
+    replay.add(FRESH, page1)
+    replay.add(NEXT, page2)
+    report = harvest(store, replay, [])
     assert report.complete and store.count_records() == 2
-    assert [s.query.get("resumptionToken") for s in server.seen] == ["stale", None, "t1"]
-    assert server.seen[1].query["from"] == "2015-01-01"
+    assert [s.query.get("resumptionToken") for s in replay.seen] == ["stale", None, "t1"]
+    assert replay.seen[1].query["from"] == "2015-01-01"
 
 
-def test_no_records_match_is_an_empty_result(server: ReplayServer, store: SQLiteStore) -> None:
-    server.add(
+def test_no_records_match_is_an_empty_result(replay: ReplayServer, store: SQLiteStore) -> None:
+    replay.add(
         "/oai2?verb=ListRecords&metadataPrefix=arXivRaw&set=cs&from=2030-01-01",
         Reply(200, oai_error("noRecordsMatch")),
     )
     report = harvest(
-        store, server, [], set_spec="cs", metadata_prefix="arXivRaw", from_date="2030-01-01"
+        store, replay, [], set_spec="cs", metadata_prefix="arXivRaw", from_date="2030-01-01"
     )
     assert report.complete and report.records == 0
-    cp = store.get_checkpoint(checkpoint_name(server.url + "/oai2", "cs", "arXivRaw")) or {}
+    cp = store.get_checkpoint(checkpoint_name(replay.url + "/oai2", "cs", "arXivRaw")) or {}
     assert cp["done"] is True and cp["from"] == "2030-01-01"
 
 
-def test_other_oai_errors_stop_the_harvest(server: ReplayServer, store: SQLiteStore) -> None:
-    server.add(
+def test_other_oai_errors_stop_the_harvest(replay: ReplayServer, store: SQLiteStore) -> None:
+    replay.add(
         "/oai2?verb=ListRecords&metadataPrefix=arXiv&from=2015-01-01",
         Reply(200, oai_error("badArgument")),
     )
     with pytest.raises(HarvestError, match="badArgument"):
-        harvest(store, server, [], from_date="2015-01-01")
+        harvest(store, replay, [], from_date="2015-01-01")
     assert store.count_records() == 0
 
 
-def test_cli_json_report(server: ReplayServer, tmp_path: Path) -> None:
+def test_cli_json_report(replay: ReplayServer, tmp_path: Path) -> None:
     _, page1, page2 = real_pages()
-    server.add(FRESH, page1)
-    server.add(NEXT, page2)
+    replay.add(FRESH, page1)
+    replay.add(NEXT, page2)
     db = tmp_path / "cli.db"
     result = CliRunner().invoke(
         main,
@@ -252,7 +238,7 @@ def test_cli_json_report(server: ReplayServer, tmp_path: Path) -> None:
             "harvest",
             "arxiv",
             "--url",
-            server.url + "/oai2",
+            replay.url + "/oai2",
             "--from",
             "2015-01-01",
             "--until",
@@ -265,7 +251,7 @@ def test_cli_json_report(server: ReplayServer, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     data = orjson.loads(result.stdout)
     assert data["complete"] and data["inserted"] == 2 and data["pages"] == 2
-    assert server.seen[0].headers["user-agent"].startswith("paperdesk/")
+    assert replay.seen[0].headers["user-agent"].startswith("paperdesk/")
 
 
 # The harvest in a child process, as `paperdesk harvest arxiv` runs it, without importing
@@ -282,14 +268,14 @@ with open_store(db) as store, PoliteClient(politeness=Politeness(min_interval=0)
 """
 
 
-def test_sigkill_mid_harvest_then_rerun_completes(server: ReplayServer, tmp_path: Path) -> None:
+def test_sigkill_mid_harvest_then_rerun_completes(replay: ReplayServer, tmp_path: Path) -> None:
     """A real harvest process, killed with SIGKILL while page 2 is in flight; the re-run
     resumes at the stored token and ends with each record once."""
     _, page1, page2 = real_pages()
-    server.add(FRESH, page1)
-    server.add(NEXT, Reply(200, page2.body, delay=30), page2)
+    replay.add(FRESH, page1)
+    replay.add(NEXT, Reply(200, page2.body, delay=30), page2)
     db = tmp_path / "killed.db"
-    cmd = [sys.executable, "-c", CHILD, str(db), server.url + "/oai2"]
+    cmd = [sys.executable, "-c", CHILD, str(db), replay.url + "/oai2"]
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     proc = subprocess.Popen(
         [*cmd, "2015-01-01", "2015-01-03"],
@@ -298,11 +284,11 @@ def test_sigkill_mid_harvest_then_rerun_completes(server: ReplayServer, tmp_path
         stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 45  # a loaded CI box starts Python slowly
-    while not server.requests_to(resumptionToken="t1") and time.monotonic() < deadline:
+    while not replay.requests_to(resumptionToken="t1") and time.monotonic() < deadline:
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    assert server.requests_to(resumptionToken="t1"), "the harvest never reached page 2"
+    assert replay.requests_to(resumptionToken="t1"), "the harvest never reached page 2"
     done = subprocess.run(cmd, env=env, capture_output=True, timeout=60)
     assert done.returncode == 0, done.stderr.decode()
     data = orjson.loads(done.stdout)
@@ -313,28 +299,28 @@ def test_sigkill_mid_harvest_then_rerun_completes(server: ReplayServer, tmp_path
 
 
 def test_bad_record_stops_or_is_skipped_and_reported(
-    server: ReplayServer, store: SQLiteStore
+    replay: ReplayServer, store: SQLiteStore
 ) -> None:
     """A page whose first record lost its <metadata> (hand-broken copy of the real page)."""
     (_, _), (_, r200) = load_recording(shared_file(LISTRECORDS))
     body = r200.body.decode()
     start = body.index("<metadata>")
     broken = body[:start] + body[body.index("</metadata>", start) + len("</metadata>") :]
-    server.add(FRESH, Reply(200, broken.encode()))
-    name = checkpoint_name(server.url + "/oai2", None, "arXiv")
+    replay.add(FRESH, Reply(200, broken.encode()))
+    name = checkpoint_name(replay.url + "/oai2", None, "arXiv")
     with pytest.raises(ParseError, match=r"record 1: .*1412\.8544 has no metadata"):
-        harvest(store, server, [], from_date="2015-01-01", until="2015-01-03")
+        harvest(store, replay, [], from_date="2015-01-01", until="2015-01-03")
     assert store.count_records() == 0 and store.get_checkpoint(name) is None
 
-    report = harvest(store, server, [], from_date="2015-01-01", until="2015-01-03", on_error="skip")
+    report = harvest(store, replay, [], from_date="2015-01-01", until="2015-01-03", on_error="skip")
     assert report.complete and report.inserted == 1 and report.rejected == 1
     assert {r.key for _, r in store.iter_records()} == {"arxiv:hep-th/9504118"}
     (reject,) = store.list_rejects()
     assert reject.record_no == 1 and "1412.8544" in reject.error
 
 
-def test_cli_exhausted_retries_exit_1_with_one_line(server: ReplayServer, tmp_path: Path) -> None:
-    server.add(FRESH, Reply(502, b"<html>Bad Gateway</html>"))
+def test_cli_exhausted_retries_exit_1_with_one_line(replay: ReplayServer, tmp_path: Path) -> None:
+    replay.add(FRESH, Reply(502, b"<html>Bad Gateway</html>"))
     result = CliRunner().invoke(
         main,
         [
@@ -343,7 +329,7 @@ def test_cli_exhausted_retries_exit_1_with_one_line(server: ReplayServer, tmp_pa
             "harvest",
             "arxiv",
             "--url",
-            server.url + "/oai2",
+            replay.url + "/oai2",
             "--from",
             "2015-01-01",
             "--until",
@@ -359,26 +345,26 @@ def test_cli_exhausted_retries_exit_1_with_one_line(server: ReplayServer, tmp_pa
     assert "Traceback" not in result.output
 
 
-def test_tokens_that_keep_expiring_stop_the_run(server: ReplayServer, store: SQLiteStore) -> None:
+def test_tokens_that_keep_expiring_stop_the_run(replay: ReplayServer, store: SQLiteStore) -> None:
     _, page1, _ = real_pages()
-    server.add(FRESH, page1)
-    server.add(NEXT, Reply(200, oai_error("badResumptionToken")))
+    replay.add(FRESH, page1)
+    replay.add(NEXT, Reply(200, oai_error("badResumptionToken")))
     with pytest.raises(HarvestError, match="badResumptionToken"):
-        harvest(store, server, [], from_date="2015-01-01", until="2015-01-03")
+        harvest(store, replay, [], from_date="2015-01-01", until="2015-01-03")
     # fresh, t1 (expired), fresh, t1 (expired), fresh, t1 (expired): then it gives up.
-    assert [s.query.get("resumptionToken") for s in server.seen] == [None, "t1"] * 3
+    assert [s.query.get("resumptionToken") for s in replay.seen] == [None, "t1"] * 3
     assert store.count_records() == 1
 
 
 def test_harvested_records_equal_ingested_file_records(
-    server: ReplayServer, store: SQLiteStore, tmp_path: Path
+    replay: ReplayServer, store: SQLiteStore, tmp_path: Path
 ) -> None:
     """Live and offline paths agree: harvesting the (split) real response stores exactly
     the records `paperdesk ingest` stores from the same response saved as a file."""
     _, page1, page2 = real_pages()
-    server.add(FRESH, page1)
-    server.add(NEXT, page2)
-    harvest(store, server, [], from_date="2015-01-01", until="2015-01-03")
+    replay.add(FRESH, page1)
+    replay.add(NEXT, page2)
+    harvest(store, replay, [], from_date="2015-01-01", until="2015-01-03")
     (_, _), (_, r200) = load_recording(shared_file(LISTRECORDS))
     saved = tmp_path / "listrecords.xml"
     saved.write_bytes(r200.body)

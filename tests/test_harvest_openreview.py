@@ -11,7 +11,6 @@ the venue (what it says for a venue it does not host), which sends the harvester
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -22,8 +21,8 @@ from conftest import shared_file
 from paperdesk.errors import HarvestError
 from paperdesk.harvest.http import PoliteClient, Politeness
 from paperdesk.harvest.openreview import checkpoint_name, harvest_openreview
-from paperdesk.store import SQLiteStore, open_store
-from replay_server import ReplayServer, Reply, replay_server
+from paperdesk.store import SQLiteStore
+from replay_server import ReplayServer, Reply
 
 VENUE = "NIPS.cc/2018/Workshop/CDNNRIA"
 INVITATION = f"{VENUE}/-/Blind_Submission"
@@ -44,27 +43,14 @@ def v1_page(offset: int) -> str:
     return f"/v1/notes?invitation={quote(INVITATION)}&offset={offset}&limit=1"
 
 
-def serve(server: ReplayServer, notes: list[dict[str, Any]]) -> None:
+def serve(replay: ReplayServer, notes: list[dict[str, Any]]) -> None:
     empty = json.dumps({"notes": [], "count": 0}).encode()
-    server.add(
+    replay.add(
         f"/v2/notes?content.venueid={quote(VENUE)}&offset=0&limit=1", Reply(200, empty, JSON)
     )
     for i, note in enumerate(notes):
         body = json.dumps({"notes": [note], "count": len(notes)}).encode()
-        server.add(v1_page(i), Reply(200, body, JSON))
-
-
-@pytest.fixture
-def server() -> Iterator[ReplayServer]:
-    with replay_server() as srv:
-        yield srv
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SQLiteStore]:
-    s = open_store(tmp_path / "paperdesk.db")
-    yield s
-    s.close()
+        replay.add(v1_page(i), Reply(200, body, JSON))
 
 
 def client(retries: int = 2) -> PoliteClient:
@@ -72,19 +58,19 @@ def client(retries: int = 2) -> PoliteClient:
     return PoliteClient(agent="paperdesk-test/1", politeness=p)
 
 
-def run(store: SQLiteStore, server: ReplayServer, retries: int = 2) -> Any:
+def run(store: SQLiteStore, replay: ReplayServer, retries: int = 2) -> Any:
     with client(retries) as c:
         return harvest_openreview(
-            store, c, VENUE, api2=server.url + "/v2", api1=server.url + "/v1", page_size=1
+            store, c, VENUE, api2=replay.url + "/v2", api1=replay.url + "/v1", page_size=1
         )
 
 
-def test_falls_back_to_v1_and_pages_by_offset(server: ReplayServer, store: SQLiteStore) -> None:
+def test_falls_back_to_v1_and_pages_by_offset(replay: ReplayServer, store: SQLiteStore) -> None:
     notes = real_notes()
-    serve(server, notes)
-    report = run(store, server)
+    serve(replay, notes)
+    report = run(store, replay)
     assert report.complete and report.pages == 2 and report.inserted == 2
-    assert [(s.path, s.query.get("offset")) for s in server.seen] == [
+    assert [(s.path, s.query.get("offset")) for s in replay.seen] == [
         ("/v2/notes", "0"),
         ("/v1/notes", "0"),
         ("/v1/notes", "1"),
@@ -97,34 +83,34 @@ def test_falls_back_to_v1_and_pages_by_offset(server: ReplayServer, store: SQLit
     assert cp["api"] == "v1" and cp["offset"] == 2 and cp["done"] is True
 
 
-def test_interrupted_venue_resumes_at_the_offset(server: ReplayServer, store: SQLiteStore) -> None:
+def test_interrupted_venue_resumes_at_the_offset(replay: ReplayServer, store: SQLiteStore) -> None:
     notes = real_notes()
-    serve(server, notes)
-    server.replace(v1_page(1), Reply(500, b"oops"))
+    serve(replay, notes)
+    replay.replace(v1_page(1), Reply(500, b"oops"))
     with pytest.raises(HarvestError, match="HTTP 500"):
-        run(store, server, retries=1)
+        run(store, replay, retries=1)
     assert store.count_records() == 1
-    server.replace(v1_page(1), Reply(200, json.dumps({"notes": [notes[1]], "count": 2}).encode()))
-    before = len(server.seen)
-    report = run(store, server)
+    replay.replace(v1_page(1), Reply(200, json.dumps({"notes": [notes[1]], "count": 2}).encode()))
+    before = len(replay.seen)
+    report = run(store, replay)
     assert report.resumed == "offset" and report.complete and report.inserted == 1
-    assert [(s.path, s.query.get("offset")) for s in server.seen[before:]] == [("/v1/notes", "1")]
+    assert [(s.path, s.query.get("offset")) for s in replay.seen[before:]] == [("/v1/notes", "1")]
     assert store.count_records() == 2
 
 
-def test_v2_venue_is_harvested_without_fallback(server: ReplayServer, store: SQLiteStore) -> None:
+def test_v2_venue_is_harvested_without_fallback(replay: ReplayServer, store: SQLiteStore) -> None:
     """API v2 shape: the hand-written v2 page of the parser tests (two papers and a review
     reply, `count: 3`), served whole at the v2 query; v1 is never asked."""
     page = (Path(__file__).parent / "data" / "openreview" / "api-v2-notes.json").read_bytes()
     venue = "3DV/2025/Conference"
-    server.add(
+    replay.add(
         f"/v2/notes?content.venueid={quote(venue)}&offset=0&limit=1000", Reply(200, page, JSON)
     )
     with client() as c:
         report = harvest_openreview(
-            store, c, venue, api2=server.url + "/v2", api1=server.url + "/v1"
+            store, c, venue, api2=replay.url + "/v2", api1=replay.url + "/v1"
         )
-    assert report.complete and report.pages == 1 and len(server.seen) == 1
+    assert report.complete and report.pages == 1 and len(replay.seen) == 1
     assert {r.key for _, r in store.iter_records()} == {
         "openreview:05T81ScPFb",
         "openreview:k9QvT2mWbN",
