@@ -252,12 +252,31 @@ def free(elem: etree._Element) -> None:
 
 def xml_text(elem: etree._Element, tag: str, strip: bool = True) -> str | None:
     """Child text; stripped for codes, kept as sent (indent, line breaks) for prose."""
-    child = elem.find(tag)
-    if child is None or child.text is None:
-        return None
+    child = next(elem.iterchildren(tag), None)  # 2x faster than find(): no path parsing
+    return None if child is None else _text_of(child.text or "", strip)
+
+
+def child_texts(elem: etree._Element) -> dict[str, str]:
+    """The text of each child element by tag (the first of a tag), read in one pass:
+    records read a dozen fields each, and one loop costs less than a dozen look-ups."""
+    out: dict[str, str] = {}
+    for child in elem:
+        tag = child.tag
+        if type(tag) is str and tag not in out:  # comments and PIs have no str tag
+            out[tag] = child.text or ""
+    return out
+
+
+def pick(texts: dict[str, str], tag: str, strip: bool = True) -> str | None:
+    """A field of `child_texts`, as `xml_text` would give it."""
+    text = texts.get(tag)
+    return None if not text else _text_of(text, strip)
+
+
+def _text_of(text: str, strip: bool) -> str | None:
     if strip:
-        return child.text.strip() or None
-    return child.text if child.text.strip() else None
+        return text.strip() or None
+    return text if text.strip() else None
 
 
 def to_int(text: str | None) -> int | None:

@@ -20,13 +20,14 @@ from lxml import etree
 from paperdesk.errors import ParseError
 from paperdesk.model import Author, SourceRecord, Version
 from paperdesk.sources._arxiv_common import (
+    child_texts,
     free,
     new_record,
+    pick,
     split_id,
     to_int,
     version_list,
     xml_elements,
-    xml_text,
 )
 
 NAME = "arxiv-atom"
@@ -101,49 +102,57 @@ def _iter(stream: BinaryIO, origin: str, page: AtomPage) -> Iterator[SourceRecor
 
 
 def _entry(entry: etree._Element) -> SourceRecord:
-    ident = xml_text(entry, f"{ATOM}id") or ""
+    t = child_texts(entry)
+    ident = pick(t, f"{ATOM}id") or ""
     if "/api/errors" in ident:
-        message = xml_text(entry, f"{ATOM}summary") or ident
+        message = pick(t, f"{ATOM}summary") or ident
         raise ParseError(f"arXiv API error: {message}")
     parts = split_id(ident)
     if parts is None:
         raise ParseError(f"entry id {ident[:200]!r} is not an arXiv id")
     aid, latest = parts
-    published = xml_text(entry, f"{ATOM}published")
-    updated = xml_text(entry, f"{ATOM}updated")
+    published = pick(t, f"{ATOM}published")
+    updated = pick(t, f"{ATOM}updated")
     rec = new_record(
         aid,
         etree.tostring(entry, with_tail=False),
         NAME,
-        title=xml_text(entry, f"{ATOM}title", strip=False),
-        abstract=xml_text(entry, f"{ATOM}summary", strip=False),
+        title=pick(t, f"{ATOM}title", strip=False),
+        abstract=pick(t, f"{ATOM}summary", strip=False),
         submitted=published,
         updated=updated or published,
-        comments=xml_text(entry, f"{ARXIV}comment", strip=False),
-        journal_ref=xml_text(entry, f"{ARXIV}journal_ref", strip=False),
-        doi=xml_text(entry, f"{ARXIV}doi"),
+        comments=pick(t, f"{ARXIV}comment", strip=False),
+        journal_ref=pick(t, f"{ARXIV}journal_ref", strip=False),
+        doi=pick(t, f"{ARXIV}doi"),
     )
     labels = version_list(latest)
     rec.versions = [Version(v) for v in labels]
     if rec.versions:
         rec.versions[0].date = published
         rec.versions[-1].date = updated if len(labels) > 1 else published
-    primary = entry.find(f"{ARXIV}primary_category")
-    cats = []
-    if primary is not None and primary.get("term"):
-        cats.append(primary.get("term", "").strip())
-    for c in entry.iterfind(f"{ATOM}category"):
-        term = (c.get("term") or "").strip()
-        if term and term not in cats:
-            cats.append(term)
+    primary: str | None = None
+    cats: list[str] = []
+    for child in entry:
+        tag = child.tag
+        if tag == f"{ATOM}author":
+            a = child_texts(child)
+            name = pick(a, f"{ATOM}name")
+            if name:
+                affs = child.iterchildren(f"{ARXIV}affiliation")
+                rec.authors.append(Author(name, affiliations=[x for x in map(_aff, affs) if x]))
+        elif tag == f"{ATOM}category":
+            term = (child.get("term") or "").strip()
+            if term and term not in cats:
+                cats.append(term)
+        elif tag == f"{ARXIV}primary_category":
+            primary = (child.get("term") or "").strip() or None
+        elif tag == f"{ATOM}link" and child.get("title") == "pdf" and child.get("href"):
+            rec.extra["pdf"] = child.get("href")
+    if primary:
+        cats = [primary, *(c for c in cats if c != primary)]
     rec.categories = cats
-    for a in entry.iterfind(f"{ATOM}author"):
-        name = xml_text(a, f"{ATOM}name")
-        if not name:
-            continue
-        affs = [t.strip() for t in (x.text for x in a.iterfind(f"{ARXIV}affiliation")) if t]
-        rec.authors.append(Author(name=name, affiliations=[t for t in affs if t]))
-    for link in entry.iterfind(f"{ATOM}link"):
-        if link.get("title") == "pdf" and link.get("href"):
-            rec.extra["pdf"] = link.get("href")
     return rec
+
+
+def _aff(elem: etree._Element) -> str | None:
+    return (elem.text or "").strip() or None

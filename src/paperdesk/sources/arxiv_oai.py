@@ -27,9 +27,11 @@ from lxml import etree
 from paperdesk.errors import ParseError
 from paperdesk.model import Author, SourceRecord, Version
 from paperdesk.sources._arxiv_common import (
+    child_texts,
     free,
     new_record,
     parsed_author,
+    pick,
     rfc2822_to_iso,
     split_arxiv_authors,
     split_id,
@@ -155,9 +157,9 @@ def _record(rec: etree._Element) -> SourceRecord:
         raise ParseError(f"record {ident or '?'} has no metadata")
     raw = etree.tostring(rec, with_tail=False)
     if body.tag == f"{RAW}arXivRaw":
-        out = _arxiv_raw(body, ident, raw)
+        out = _base(RAW, body, ident, raw)
     elif body.tag == f"{ARXIV}arXiv":
-        out = _arxiv(body, ident, raw)
+        out = _base(ARXIV, body, ident, raw)
     elif body.tag == f"{OAI_DC}dc":
         out = _oai_dc(body, ident, raw)
     else:
@@ -169,21 +171,21 @@ def _record(rec: etree._Element) -> SourceRecord:
 
 def _base(ns: str, body: etree._Element, ident: str | None, raw: bytes) -> SourceRecord:
     """Fields `arXiv` and `arXivRaw` share (same element names, different namespaces)."""
-    parts = split_id(xml_text(body, f"{ns}id")) or split_id(ident)
+    t = child_texts(body)
+    parts = split_id(pick(t, f"{ns}id")) or split_id(ident)
     if parts is None:
         raise ParseError(f"no arXiv id in record {ident or '?'}")
-    aid = parts[0]
     rec = new_record(
-        aid,
+        parts[0],
         raw,
         NAME,
-        title=xml_text(body, f"{ns}title", strip=False),
-        abstract=xml_text(body, f"{ns}abstract", strip=False),
-        comments=xml_text(body, f"{ns}comments", strip=False),
-        journal_ref=xml_text(body, f"{ns}journal-ref", strip=False),
-        doi=xml_text(body, f"{ns}doi"),
-        license=xml_text(body, f"{ns}license"),
-        categories=(xml_text(body, f"{ns}categories") or "").split(),
+        title=pick(t, f"{ns}title", strip=False),
+        abstract=pick(t, f"{ns}abstract", strip=False),
+        comments=pick(t, f"{ns}comments", strip=False),
+        journal_ref=pick(t, f"{ns}journal-ref", strip=False),
+        doi=pick(t, f"{ns}doi"),
+        license=pick(t, f"{ns}license"),
+        categories=(pick(t, f"{ns}categories") or "").split(),
     )
     for tag, key in (
         ("report-no", "report_no"),
@@ -192,53 +194,53 @@ def _base(ns: str, body: etree._Element, ident: str | None, raw: bytes) -> Sourc
         ("proxy", "proxy"),
         ("submitter", "submitter"),
     ):
-        value = xml_text(body, f"{ns}{tag}")
+        value = pick(t, f"{ns}{tag}")
         if value:
             rec.extra[key] = value
+    if ns == RAW:
+        _raw_fields(rec, body, t)
+    else:
+        _arxiv_fields(rec, body, t)
     return rec
 
 
-def _arxiv_raw(body: etree._Element, ident: str | None, raw: bytes) -> SourceRecord:
-    rec = _base(RAW, body, ident, raw)
-    for v in body.iterfind(f"{RAW}version"):
+def _raw_fields(rec: SourceRecord, body: etree._Element, t: dict[str, str]) -> None:
+    """arXivRaw: the version history and the author line as submitted."""
+    for v in body.iterchildren(f"{RAW}version"):
         label = (v.get("version") or "").strip()
         if not label:
             continue
+        vt = child_texts(v)
         rec.versions.append(
-            Version(label, rfc2822_to_iso(xml_text(v, f"{RAW}date")), xml_text(v, f"{RAW}size"))
+            Version(label, rfc2822_to_iso(pick(vt, f"{RAW}date")), pick(vt, f"{RAW}size"))
         )
     rec.versions.sort(key=lambda v: to_int(v.version[1:]) or 0)
     if rec.versions:
         rec.submitted = rec.versions[0].date
         rec.updated = rec.versions[-1].date
-    rec.authors = split_arxiv_authors(xml_text(body, f"{RAW}authors"))
-    return rec
+    rec.authors = split_arxiv_authors(pick(t, f"{RAW}authors"))
 
 
-def _arxiv(body: etree._Element, ident: str | None, raw: bytes) -> SourceRecord:
-    rec = _base(ARXIV, body, ident, raw)
-    created = xml_text(body, f"{ARXIV}created")
-    updated = xml_text(body, f"{ARXIV}updated")
+def _arxiv_fields(rec: SourceRecord, body: etree._Element, t: dict[str, str]) -> None:
+    """arXiv: created/updated dates and authors already split by arXiv."""
+    created = pick(t, f"{ARXIV}created")
+    updated = pick(t, f"{ARXIV}updated")
     rec.submitted = created
     rec.updated = updated or created
     if created and not updated:
         rec.versions = [Version("v1", created)]
-    authors = body.find(f"{ARXIV}authors")
-    if authors is not None:
-        for a in authors.iterfind(f"{ARXIV}author"):
-            family = xml_text(a, f"{ARXIV}keyname") or ""
-            given = xml_text(a, f"{ARXIV}forenames")
+    for authors in body.iterchildren(f"{ARXIV}authors"):
+        for a in authors.iterchildren(f"{ARXIV}author"):
+            at = child_texts(a)
+            family = pick(at, f"{ARXIV}keyname") or ""
+            given = pick(at, f"{ARXIV}forenames")
             if not family and not given:
                 continue
+            affs = [_clean(x.text) for x in a.iterchildren(f"{ARXIV}affiliation")]
             rec.authors.append(
-                parsed_author(
-                    family,
-                    given,
-                    xml_text(a, f"{ARXIV}suffix"),
-                    [t for t in (_clean(x.text) for x in a.iterfind(f"{ARXIV}affiliation")) if t],
-                )
+                parsed_author(family, given, pick(at, f"{ARXIV}suffix"), [x for x in affs if x])
             )
-    return rec
+        break  # one <authors> element
 
 
 def _oai_dc(body: etree._Element, ident: str | None, raw: bytes) -> SourceRecord:

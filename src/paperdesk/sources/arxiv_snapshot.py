@@ -95,16 +95,24 @@ def _record(d: dict[str, Any], raw: bytes) -> SourceRecord:
 
 
 def _author(p: list[str]) -> Author:
-    """`[keyname, forenames, suffix, affiliation…]` → Author (name in reading order)."""
+    """`[keyname, forenames, suffix, affiliation…]` → Author (name in reading order).
+
+    The hot loop of the snapshot (~6 authors a record): the common 3-item shape is
+    unpacked directly, everything else takes the general path.
+    """
     if type(p) is not list:
         raise TypeError("authors_parsed entries should be lists")
-    family = p[0] if p else ""
-    given = p[1] if len(p) > 1 else ""
-    suffix = p[2] if len(p) > 2 else ""
-    if not isinstance(family, str) or not isinstance(given, str) or not isinstance(suffix, str):
-        raise TypeError("authors_parsed entries must be strings")
+    affs: list[str] = []
+    if len(p) == 3:
+        family, given, suffix = p
+    else:
+        family = p[0] if p else ""
+        given = p[1] if len(p) > 1 else ""
+        suffix = p[2] if len(p) > 2 else ""
+        affs = [a for a in p[3:] if type(a) is str and a]
+    if type(family) is not str or type(given) is not str or type(suffix) is not str:
+        raise TypeError("authors_parsed entries should hold strings")
     name = f"{given} {family}" if given else family
     if suffix:
         name = f"{name} {suffix}"
-    affs = [a for a in p[3:] if isinstance(a, str) and a]
-    return Author(name=name, given=given or None, family=family or None, affiliations=affs)
+    return Author(name, given or None, family or None, affs)
