@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from conftest import ROOT, shared_file
 from paperdesk.cli import main
@@ -225,29 +225,18 @@ def test_other_oai_errors_stop_the_harvest(replay: ReplayServer, store: SQLiteSt
     assert store.count_records() == 0
 
 
+def cli_harvest(replay: ReplayServer, tmp_path: Path, *extra: str) -> Result:
+    """`paperdesk --db … harvest arxiv` over the replayed range, no politeness wait."""
+    args = ["--db", str(tmp_path / "cli.db"), "harvest", "arxiv", "--url", replay.url + "/oai2"]
+    args += ["--from", "2015-01-01", "--until", "2015-01-03", "--interval", "0", *extra]
+    return CliRunner().invoke(main, args)
+
+
 def test_cli_json_report(replay: ReplayServer, tmp_path: Path) -> None:
     _, page1, page2 = real_pages()
     replay.add(FRESH, page1)
     replay.add(NEXT, page2)
-    db = tmp_path / "cli.db"
-    result = CliRunner().invoke(
-        main,
-        [
-            "--db",
-            str(db),
-            "harvest",
-            "arxiv",
-            "--url",
-            replay.url + "/oai2",
-            "--from",
-            "2015-01-01",
-            "--until",
-            "2015-01-03",
-            "--interval",
-            "0",
-            "--json",
-        ],
-    )
+    result = cli_harvest(replay, tmp_path, "--json")
     assert result.exit_code == 0, result.output
     data = orjson.loads(result.stdout)
     assert data["complete"] and data["inserted"] == 2 and data["pages"] == 2
@@ -321,25 +310,7 @@ def test_bad_record_stops_or_is_skipped_and_reported(
 
 def test_cli_exhausted_retries_exit_1_with_one_line(replay: ReplayServer, tmp_path: Path) -> None:
     replay.add(FRESH, Reply(502, b"<html>Bad Gateway</html>"))
-    result = CliRunner().invoke(
-        main,
-        [
-            "--db",
-            str(tmp_path / "cli.db"),
-            "harvest",
-            "arxiv",
-            "--url",
-            replay.url + "/oai2",
-            "--from",
-            "2015-01-01",
-            "--until",
-            "2015-01-03",
-            "--interval",
-            "0",
-            "--retries",
-            "0",
-        ],
-    )
+    result = cli_harvest(replay, tmp_path, "--retries", "0")
     assert result.exit_code == 1
     assert "paperdesk: error: GET " in result.stderr and "gave up after 1 attempts" in result.stderr
     assert "Traceback" not in result.output
