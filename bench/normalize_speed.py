@@ -8,7 +8,9 @@ shared daily feed (title, ~1,200-character abstract with arXiv's line breaks and
 
     nice -n 10 .venv/bin/python bench/normalize_speed.py [--n 20000] [--rounds 3]
 
-Prints µs/record for finish(), and for plain_text() and the author step separately.
+Prints µs/record for finish(), for plain_text() and the author step separately, and as a
+yardstick for the machine's speed the stdlib `json.loads` of the same lines (CPU time of
+this process, best of the rounds, so other load on the machine inflates it less).
 """
 
 from __future__ import annotations
@@ -31,14 +33,18 @@ FEED = (
 )
 
 
-def load(path: Path, n: int) -> list[dict]:
+def load_lines(path: Path, n: int) -> list[str]:
     out = []
     with gzip.open(path, "rt", encoding="utf-8") as f:
         for line in f:
-            out.append(json.loads(line))
+            out.append(line)
             if len(out) >= n:
                 break
     return out
+
+
+def load(path: Path, n: int) -> list[dict]:
+    return [json.loads(line) for line in load_lines(path, n)]
 
 
 def to_record(d: dict) -> SourceRecord:
@@ -71,7 +77,8 @@ def main() -> None:
     ap.add_argument("--feed", type=Path, default=FEED)
     args = ap.parse_args()
 
-    rows = load(args.feed, args.n)
+    lines = load_lines(args.feed, args.n)
+    rows = [json.loads(line) for line in lines]
     n = len(rows)
     n_auth = sum(len(d.get("authors") or []) for d in rows)
     abstract_chars = sum(len(d.get("summary") or "") for d in rows) / n
@@ -97,6 +104,11 @@ def main() -> None:
             for a in d.get("authors") or []:
                 normalize_author(Author(name=a))
 
+    def run_json() -> None:
+        for line in lines:
+            json.loads(line)
+
+    reference = best_of(args.rounds, run_json)
     build = best_of(args.rounds, run_build)
     total = best_of(args.rounds, run_finish) - build
     text = best_of(args.rounds, run_text)
@@ -108,6 +120,8 @@ def main() -> None:
         f"({authors / n_auth * 1e6:.2f} µs/name)"
     )
     print(f"(building SourceRecords, subtracted: {build / n * 1e6:.2f} µs/record)")
+    # A yardstick for a loaded or slow machine: the stdlib JSON parse of the same lines.
+    print(f"reference: json.loads of the line {reference / n * 1e6:.2f} µs/record")
 
 
 if __name__ == "__main__":

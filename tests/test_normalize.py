@@ -24,7 +24,7 @@ from paperdesk.errors import ParseError
 from paperdesk.model import Author, SourceRecord, Version
 from paperdesk.normalize import LIMITS, finish
 from paperdesk.normalize.ids import arxiv_id, normalize_doi, openreview_id, split_arxiv_id
-from paperdesk.normalize.names import normalize_author, parse_name
+from paperdesk.normalize.names import normalize_author, parse_name, parse_name_fully
 from paperdesk.normalize.text import plain_text
 
 FEED = "arxiv/daily-feed-2025-03-to-2026-04.jsonl.gz"
@@ -227,6 +227,14 @@ NAMES = [
 def test_parse_name(name: str, given: str | None, family: str, display: str, key: str) -> None:
     p = parse_name(name)
     assert (p.given, p.family, p.display, p.key) == (given, family, display, key)
+
+
+def test_short_path_gives_what_the_full_rules_give() -> None:
+    """`parse_name` skips the rules for plain names; on real names it must not differ."""
+    path = shared_file(FEED)
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        names = [n for line in islice(f, 2000) for n in json.loads(line)["authors"]]
+    assert [parse_name(n) for n in names] == [parse_name_fully(n) for n in names]
 
 
 def test_same_person_same_key_across_spellings() -> None:

@@ -9,7 +9,7 @@ are fixed points — so re-ingesting or re-finishing a stored record changes not
 from __future__ import annotations
 
 from paperdesk.errors import ParseError
-from paperdesk.model import SourceRecord
+from paperdesk.model import Author, SourceRecord
 from paperdesk.normalize.ids import (
     arxiv_id,
     normalize_doi,
@@ -55,6 +55,20 @@ def _too_long(field: str, size: int, limit: int, unit: str = "characters") -> Pa
     return ParseError(f"{field} is too large: {size} {unit} (limit {limit})")
 
 
+def _check_author_parts(i: int, a: Author, limit: int) -> None:
+    for part in ("given", "family", "orcid", "email"):
+        value = getattr(a, part)
+        if value and len(value) > limit:
+            raise _too_long(f"authors[{i}].{part}", len(value), limit)
+    if len(a.affiliations) > LIMITS["affiliations"]:
+        raise _too_long(
+            f"authors[{i}].affiliations", len(a.affiliations), LIMITS["affiliations"], "items"
+        )
+    for aff in a.affiliations:
+        if len(aff) > limit:
+            raise _too_long(f"authors[{i}].affiliations", len(aff), limit)
+
+
 def check_limits(record: SourceRecord) -> None:
     """Raise ParseError naming the field when a record exceeds a size limit."""
     if record.title and len(record.title) > LIMITS["title"]:
@@ -69,21 +83,8 @@ def check_limits(record: SourceRecord) -> None:
     for i, a in enumerate(record.authors):
         if len(a.name) > name_limit:
             raise _too_long(f"authors[{i}].name", len(a.name), name_limit)
-        for part in ("given", "family", "orcid", "email"):
-            value = getattr(a, part)
-            if value and len(value) > name_limit:
-                raise _too_long(f"authors[{i}].{part}", len(value), name_limit)
-        if a.affiliations:
-            if len(a.affiliations) > LIMITS["affiliations"]:
-                raise _too_long(
-                    f"authors[{i}].affiliations",
-                    len(a.affiliations),
-                    LIMITS["affiliations"],
-                    "items",
-                )
-            for aff in a.affiliations:
-                if len(aff) > name_limit:
-                    raise _too_long(f"authors[{i}].affiliations", len(aff), name_limit)
+        if a.given or a.family or a.orcid or a.email or a.affiliations:
+            _check_author_parts(i, a, name_limit)
     short = LIMITS["short_field"]
     for field in _SHORT_FIELDS:
         value = getattr(record, field)

@@ -22,6 +22,7 @@ OLD_ARCHIVES = frozenset(
 
 # New style: YYMM.NNNN (2007-04 … 2014-12) or YYMM.NNNNN (2015-01 …), optional vN.
 _NEW = re.compile(r"(?<!\d)(?<!\d\.)(\d{2})(\d{2})\.(\d{4,5})(?:v(\d+))?(?![\d])")
+_NEW_EXACT = re.compile(r"(\d{2})(\d{2})\.(\d{4,5})(?:v(\d+))?")
 # Old style: archive[.SC]/YYMMNNN, optional vN; the archive is matched case-insensitively.
 _OLD = re.compile(
     r"(?<![A-Za-z\-])([A-Za-z][A-Za-z\-]*)(?:\.[A-Za-z]{2})?/(\d{2})(\d{2})(\d{3})(?:v(\d+))?(?!\d)"
@@ -61,6 +62,9 @@ def split_arxiv_id(text: str | None) -> tuple[str, str | None] | None:
     """
     if not text:
         return None
+    m = _NEW_EXACT.fullmatch(text)  # the common case: already a bare new-style id
+    if m and _valid_new(m.group(1), m.group(2), m.group(3)):
+        return f"{m.group(1)}{m.group(2)}.{m.group(3)}", _version(m.group(4))
     s = text.strip()
     if len(s) > 2_000:  # ids live in short fields; do not scan a pasted abstract
         s = s[:2_000]
