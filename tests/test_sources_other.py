@@ -629,3 +629,9 @@ def test_an_items_raw_payload_does_not_depend_on_its_page() -> None:
     alone = records(run(openreview, json.dumps({"notes": notes[:1], "count": 1}).encode()))
     among = records(run(openreview, json.dumps({"notes": notes, "count": 3}, indent=2).encode()))
     assert alone[0].key == among[0].key and alone[0].raw == among[0].raw
+
+
+def test_generic_csv_unclosed_quote_is_an_error_not_a_silent_merge() -> None:
+    out = run(generic, b'id,title\n1,"never closed\n2,ok\n3,fine\n', "open.csv")
+    assert len(out) == 1 and isinstance(out[0], ParseError)
+    assert out[0].record_no == 1 and "ran over 3 lines" in out[0].message

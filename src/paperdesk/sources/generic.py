@@ -174,7 +174,9 @@ def _parse_csv(stream: BinaryIO, origin: str) -> Iterator[SourceRecord | ParseEr
 
 def _csv_rows(text_in: io.TextIOWrapper, origin: str) -> Iterator[SourceRecord | ParseError]:
     tap = _LineTap(iter(text_in))
-    reader = csv.reader(tap)
+    # strict: a quote left open must be an error, not a field that silently swallows
+    # every following row up to the end of the file.
+    reader = csv.reader(tap, strict=True)
     try:
         header_row = next(reader)
     except StopIteration:
@@ -195,7 +197,9 @@ def _csv_rows(text_in: io.TextIOWrapper, origin: str) -> Iterator[SourceRecord |
             break
         except csv.Error as exc:
             row_no += 1
-            yield ParseError(f"malformed CSV row: {exc}", origin, row_no)
+            lines = len(tap.taken)
+            more = f" (the row ran over {lines} lines)" if lines > 1 else ""
+            yield ParseError(f"malformed CSV row: {exc}{more}", origin, row_no)
             continue
         if not any(cell.strip() for cell in row):
             continue  # a blank line
