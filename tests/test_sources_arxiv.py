@@ -23,6 +23,7 @@ import pytest
 from lxml import etree
 
 from conftest import shared_file
+from paperdesk import normalize
 from paperdesk.errors import ParseError
 from paperdesk.model import SourceRecord
 from paperdesk.sources import (
@@ -473,7 +474,7 @@ def test_every_abs_file_parses() -> None:
         data = p.read_bytes()
         out = records(parse_all(arxiv_abs, data, str(p)))
         if not data.strip():  # math-ph/0509037.abs is an empty file in arXiv's test set
-            assert out == []
+            assert out == [] and detect(data, p.name).NAME == "arxiv-abs"
             continue
         (r,) = out
         n += 1
@@ -485,7 +486,8 @@ def test_every_abs_file_parses() -> None:
         assert r.title and r.authors and r.categories and r.versions, p
         assert all(v.date and v.date.endswith("Z") for v in r.versions), p
         assert [v.version for v in r.versions] == [f"v{i}" for i in range(1, len(r.versions) + 1)]
-        assert arxiv_abs.sniff(data[:65536], p.name)
+        assert detect(data[:65536], p.name).NAME == "arxiv-abs"
+        normalize.finish(r)  # every record is storable (limits, ids, names)
     assert n == 1131
 
 
@@ -532,6 +534,15 @@ def test_abs_new_style_license_msc_and_flags() -> None:
         "  Multiobjective Nonlinear Programming Problems with Interval Type 2 Fuzzy\n"
         "  Numbers"
     )
+
+
+def test_abs_newer_date_v1_form() -> None:
+    """Newer .abs files write the first date as `Date (v1):`; both forms give v1."""
+    data = abs_path("arxiv/papers/2304/2304.09157.abs").read_bytes()
+    newer = data.replace(b"\nDate: ", b"\nDate (v1): ").replace(b"Date (revised v2)", b"Date (v2)")
+    assert newer != data
+    old_form = records(parse_all(arxiv_abs, data))[0].versions
+    assert records(parse_all(arxiv_abs, newer))[0].versions == old_form
 
 
 def test_abs_latin1_file() -> None:
@@ -717,6 +728,8 @@ def test_feed_first_2000_lines() -> None:
     assert r.raw == data.split(b"\n")[0]
     assert recs[1].key == "arxiv:2503.11685" and recs[1].categories == ["cs.AR", "cs.CV", "eess.IV"]
     assert all(rec.feed_date and rec.categories and rec.abstract for rec in recs)
+    for rec in recs:
+        normalize.finish(rec)
 
 
 def test_feed_cate_shape() -> None:
