@@ -11,7 +11,18 @@ STAMP   := $(VENV)/.installed
 
 .PHONY: demo test lint typecheck lock clean-venv
 
-$(STAMP): requirements.lock pyproject.toml
+KATEX   := src/paperdesk/web/static/katex/katex.min.js
+
+# KaTeX comes from the npm registry at build time and is served from the package (no CDN).
+$(KATEX): web-assets/package.json web-assets/package-lock.json
+	cd web-assets && npm ci --no-audit --no-fund --loglevel=error
+	rm -rf src/paperdesk/web/static/katex
+	mkdir -p src/paperdesk/web/static/katex/contrib
+	cp web-assets/node_modules/katex/dist/katex.min.js web-assets/node_modules/katex/dist/katex.min.css src/paperdesk/web/static/katex/
+	cp web-assets/node_modules/katex/dist/contrib/auto-render.min.js src/paperdesk/web/static/katex/contrib/
+	cp -r web-assets/node_modules/katex/dist/fonts src/paperdesk/web/static/katex/
+
+$(STAMP): requirements.lock pyproject.toml $(KATEX)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --disable-pip-version-check -r requirements.lock
 	$(PIP) install -q --disable-pip-version-check --no-deps --no-build-isolation -e .

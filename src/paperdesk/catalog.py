@@ -1,0 +1,209 @@
+"""The read model behind the pages and their JSON twins: plain, JSON-ready dicts.
+
+The web layer renders these dicts with templates or returns them as JSON, unchanged — so a
+page and its `.json` twin can never disagree. Works are grouped from their source records;
+subjects come from the sources (canonicalised by the taxonomy) and, where a work has none,
+from the classifier (marked `predicted`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable
+from datetime import date
+from typing import Any
+
+from paperdesk.errors import NotFoundError, QueryError
+from paperdesk.model import SourceRecord
+from paperdesk.store import catalog as q
+from paperdesk.store.sqlite import SQLiteStore
+from paperdesk.subjects import taxonomy
+
+PER_PAGE = 50
+_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+# Stages that know more about a work (predicted subjects, similar works) register here.
+SubjectSource = Callable[[SQLiteStore, list[str]], dict[str, list[dict[str, Any]]]]
+PREDICTED_SUBJECTS: list[SubjectSource] = []
+
+
+def _source_label(rec: SourceRecord) -> str:
+    if rec.source == "arxiv":
+        v = rec.latest_version
+        return f"arXiv:{rec.source_id}{v or ''}"
+    if rec.source == "doi":
+        return f"DOI {rec.source_id}"
+    if rec.source == "openreview":
+        return f"OpenReview {rec.venue or rec.source_id}"
+    return f"{rec.source}:{rec.source_id}"
+
+
+def _lead(records: list[SourceRecord]) -> SourceRecord:
+    """The record whose text a work shows: the published version if any, else arXiv,
+    else the one with the longest abstract."""
+    def rank(r: SourceRecord) -> tuple[int, int, int]:
+        return (r.source == "doi", r.source == "arxiv", len(r.abstract or ""))
+
+    return max(records, key=rank)
+
+
+def subjects_of(records: list[SourceRecord]) -> list[dict[str, Any]]:
+    """Source-given subjects, canonical, primary first (never ACM/MSC codes)."""
+    tax = taxonomy.load()
+    seen: list[str] = []
+    for rec in sorted(records, key=lambda r: r.source != "arxiv"):
+        for code in taxonomy.split_categories(rec.categories, tax).subjects:
+            if code not in seen:
+                seen.append(code)
+    out = []
+    for code in seen:
+        cat = tax.get(code)
+        out.append({"code": code, "name": cat.name if cat else code, "predicted": False,
+                    "probability": None})
+    return out
+
+
+def work_summary(
+    store: SQLiteStore,
+    work_id: str,
+    records: list[SourceRecord],
+    authors: dict[tuple[str, int], str],
+    predicted: dict[str, list[dict[str, Any]]] | None = None,
+) -> dict[str, Any]:
+    """What a list entry shows for a work: title, authors (with profile ids), subjects,
+    abstract, every original source."""
+    lead = _lead(records)
+    subjects = subjects_of(records) or (predicted or {}).get(work_id, [])
+    years = [r.year for r in records if r.year]
+    return {
+        "work_id": work_id,
+        "title": lead.title,
+        "abstract": lead.abstract,
+        "authors": [
+            {"name": a.display or a.name, "author_id": authors.get((lead.key, i))}
+            for i, a in enumerate(lead.authors)
+        ],
+        "subjects": subjects,
+        "year": min(years) if years else None,
+        "date": lead.submitted or lead.feed_date or lead.published,
+        "doi": next((r.doi for r in records if r.doi), None),
+        "arxiv_id": next((r.arxiv_id for r in records if r.arxiv_id), None),
+        "venue": next((r.venue or r.journal_ref for r in records if r.venue or r.journal_ref), None),
+        "sources": [
+            {"key": r.key, "source": r.source, "label": _source_label(r), "url": r.url,
+             "year": r.year}
+            for r in records
+        ],
+    }
+
+
+def _check_day(day: str) -> str:
+    if not _DAY.match(day):
+        raise QueryError(f"day must look like 2026-04-30, not {day[:40]!r}")
+    try:
+        date.fromisoformat(day)
+    except ValueError:
+        raise QueryError(f"{day!r} is not a calendar day") from None
+    return day
+
+
+def _subject_filter(code: str | None) -> str | None:
+    if not code:
+        return None
+    tax = taxonomy.load()
+    if code in tax.archives or code in tax.groups:
+        return code
+    canon = tax.canonical(code)
+    if canon is None:
+        raise QueryError(f"unknown subject {code[:40]!r} (try cs, cs.LG, math.PR, hep-th …)")
+    return canon
+
+
+def _matches(subjects: list[dict[str, Any]], code: str) -> bool:
+    return any(s["code"] == code or s["code"].startswith(code + ".") for s in subjects)
+
+
+def daily(
+    store: SQLiteStore,
+    day: str | None = None,
+    subject: str | None = None,
+    page: int = 1,
+    per_page: int = PER_PAGE,
+) -> dict[str, Any]:
+    """The works that appeared on `day` (default: the newest day), optionally of one
+    archive or category, with per-subject counts and paging."""
+    conn = store.conn
+    day = _check_day(day) if day else q.latest_day(conn)
+    code = _subject_filter(subject)
+    if page < 1:
+        raise QueryError("page starts at 1")
+    out: dict[str, Any] = {"day": day, "subject": code, "page": page, "per_page": per_page,
+                           "prev_day": None, "next_day": None, "total": 0, "pages": 0,
+                           "subject_counts": [], "archive_counts": [], "works": []}
+    if day is None:
+        return out
+    out["prev_day"], out["next_day"] = q.neighbour_days(conn, day)
+    grouped: dict[str, None] = {}
+    for wid, _ in q.day_records(conn, day):
+        grouped.setdefault(wid)
+    work_ids = list(grouped)
+    records = q.work_records(conn, work_ids)
+    keys = [r.key for recs in records.values() for r in recs]
+    authors = q.author_ids(conn, keys)
+    predicted: dict[str, list[dict[str, Any]]] = {}
+    for source in PREDICTED_SUBJECTS:
+        predicted.update(source(store, work_ids))
+    works = [work_summary(store, w, records[w], authors, predicted) for w in work_ids if records[w]]
+    tax = taxonomy.load()
+    cats: Counter[str] = Counter()
+    archives: Counter[str] = Counter()
+    for w in works:
+        codes = [s["code"] for s in w["subjects"]]
+        cats.update(codes)
+        archives.update({c.split(".")[0] if "." in c else c for c in codes})
+    out["subject_counts"] = [
+        {"code": c, "name": (tax.get(c).name if tax.get(c) else c), "count": n}  # type: ignore[union-attr]
+        for c, n in sorted(cats.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
+    out["archive_counts"] = [
+        {"code": a, "count": n} for a, n in sorted(archives.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
+    if code:
+        works = [w for w in works if _matches(w["subjects"], code)]
+    out["total"] = len(works)
+    out["pages"] = max(1, math.ceil(len(works) / per_page))
+    out["works"] = works[(page - 1) * per_page : page * per_page]
+    return out
+
+
+def paper(store: SQLiteStore, work_id: str) -> dict[str, Any]:
+    """A work with all its source records side by side."""
+    conn = store.conn
+    asked = work_id.strip()
+    if not re.match(r"^[WR]\d{1,12}$", asked):
+        raise NotFoundError(f"no paper {asked[:40]!r} (ids look like W123)")
+    wid = q.follow_work(conn, asked)
+    records = q.work_records(conn, [wid])[wid]
+    if not records:
+        raise NotFoundError(f"no paper {asked}")
+    authors = q.author_ids(conn, [r.key for r in records])
+    predicted: dict[str, list[dict[str, Any]]] = {}
+    for source in PREDICTED_SUBJECTS:
+        predicted.update(source(store, [wid]))
+    out = work_summary(store, wid, records, authors, predicted)
+    out["redirected_from"] = asked if asked != wid else None
+    out["records"] = [
+        {
+            "key": r.key, "source": r.source, "id": r.source_id, "url": r.url,
+            "label": _source_label(r), "title": r.title, "year": r.year,
+            "versions": [{"version": v.version, "date": v.date} for v in r.versions],
+            "submitted": r.submitted, "updated": r.updated, "published": r.published,
+            "doi": r.doi, "journal_ref": r.journal_ref, "venue": r.venue,
+            "comments": r.comments, "license": r.license, "categories": r.categories,
+            "feed_date": r.feed_date, "format": r.raw_format,
+        }
+        for r in records
+    ]
+    return out

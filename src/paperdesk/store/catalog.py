@@ -1,0 +1,96 @@
+"""Read queries behind the pages (daily feed, paper, subject lists): the SQL the web and
+the CLI's views need, kept in the store package like all SQL.
+
+Works come from `work_records` once `resolve` has run; a record not yet resolved is shown
+on its own under the pseudo work id `R<rowid>` so a fresh ingest is browsable at once.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from paperdesk.model import SourceRecord
+from paperdesk.store.sqlite import decode_record
+
+
+def _has(conn: sqlite3.Connection, table: str) -> bool:
+    row = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+    ).fetchone()
+    return row is not None
+
+
+def _marks(n: int) -> str:
+    return ",".join("?" * n)
+
+
+def latest_day(conn: sqlite3.Connection) -> str | None:
+    return conn.execute("SELECT MAX(feed_date) FROM records").fetchone()[0]
+
+
+def neighbour_days(conn: sqlite3.Connection, day: str) -> tuple[str | None, str | None]:
+    """The nearest earlier and later days that have papers (index seeks, not scans)."""
+    prev = conn.execute("SELECT MAX(feed_date) FROM records WHERE feed_date < ?", (day,))
+    nxt = conn.execute("SELECT MIN(feed_date) FROM records WHERE feed_date > ?", (day,))
+    return prev.fetchone()[0], nxt.fetchone()[0]
+
+
+def day_records(conn: sqlite3.Connection, day: str) -> list[tuple[str, SourceRecord]]:
+    """(work id, record) for every record that appeared on `day`."""
+    if _has(conn, "work_records"):
+        sql = (
+            "SELECT COALESCE('W' || wr.work_id, 'R' || r.rowid), r.data FROM records r"
+            " LEFT JOIN work_records wr ON wr.record_key = r.key"
+            " WHERE r.feed_date = ? ORDER BY r.rowid"
+        )
+    else:
+        sql = "SELECT 'R' || r.rowid, r.data FROM records r WHERE r.feed_date = ? ORDER BY r.rowid"
+    return [(wid, decode_record(data)) for wid, data in conn.execute(sql, (day,))]
+
+
+def work_records(conn: sqlite3.Connection, work_ids: Sequence[str]) -> dict[str, list[SourceRecord]]:
+    """Every record of each work (`W…` ids via work_records, `R…` pseudo ids by rowid)."""
+    out: dict[str, list[SourceRecord]] = {w: [] for w in work_ids}
+    real = [int(w[1:]) for w in work_ids if w.startswith("W") and w[1:].isdigit()]
+    pseudo = [int(w[1:]) for w in work_ids if w.startswith("R") and w[1:].isdigit()]
+    if real and _has(conn, "work_records"):
+        for i in range(0, len(real), 500):
+            chunk = real[i : i + 500]
+            marks = _marks(len(chunk))
+            sql = f"SELECT wr.work_id, r.data FROM work_records wr JOIN records r ON r.key = wr.record_key WHERE wr.work_id IN ({marks}) ORDER BY r.rowid"  # noqa: S608
+            for wid, data in conn.execute(sql, chunk):
+                out[f"W{wid}"].append(decode_record(data))
+    for i in range(0, len(pseudo), 500):
+        chunk = pseudo[i : i + 500]
+        sql = f"SELECT rowid, data FROM records WHERE rowid IN ({_marks(len(chunk))})"  # noqa: S608
+        for rowid, data in conn.execute(sql, chunk):
+            out[f"R{rowid}"].append(decode_record(data))
+    return out
+
+
+def author_ids(conn: sqlite3.Connection, keys: Sequence[str]) -> dict[tuple[str, int], str]:
+    """{(record key, author position): author_id} after resolve (empty before)."""
+    if not keys or not _has(conn, "author_signatures"):
+        return {}
+    out: dict[tuple[str, int], str] = {}
+    for i in range(0, len(keys), 500):
+        chunk = list(keys[i : i + 500])
+        marks = _marks(len(chunk))
+        sql = f"SELECT record_key, position, author_id FROM author_signatures WHERE record_key IN ({marks})"  # noqa: S608
+        for key, pos, aid in conn.execute(sql, chunk):
+            out[(key, int(pos))] = aid
+    return out
+
+
+def follow_work(conn: sqlite3.Connection, work_id: str) -> str:
+    """A merged work's current id (redirects), or the id itself."""
+    if not (work_id.startswith("W") and work_id[1:].isdigit()) or not _has(conn, "work_redirects"):
+        return work_id
+    wid = int(work_id[1:])
+    for _ in range(32):
+        row = conn.execute("SELECT new_id FROM work_redirects WHERE old_id = ?", (wid,)).fetchone()
+        if row is None:
+            break
+        wid = int(row[0])
+    return f"W{wid}"

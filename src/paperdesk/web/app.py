@@ -1,0 +1,162 @@
+"""The web site and JSON API: `create_app(db)` returns the ASGI app `paperdesk serve` runs.
+
+Every page is a view that returns a plain dict (from `paperdesk.catalog`); the HTML route
+renders it with an autoescaping template, its twin (`/papers/W1.json`, `/api/papers/W1`)
+returns the same dict as JSON. Errors have one shape everywhere:
+`{"error": {"status": 404, "title": "Not Found", "detail": "…"}}` (HTML pages show the same).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import threading
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.exceptions import HTTPException
+
+from paperdesk import __version__
+from paperdesk.errors import NotFoundError, PaperdeskError, QueryError
+from paperdesk.store import open_store
+from paperdesk.store.sqlite import SQLiteStore
+from paperdesk.web import security
+
+
+@dataclass
+class WebSettings:
+    """Server settings, each from an environment variable (documented in docs/web.md)."""
+
+    admin_token: str | None = field(default_factory=lambda: os.environ.get("PAPERDESK_ADMIN_TOKEN"))
+    secret_key: bytes = b""
+    max_body_bytes: int = int(os.environ.get("PAPERDESK_MAX_BODY", str(1 << 20)))
+    expensive_per_minute: int = int(os.environ.get("PAPERDESK_RATE_PER_MINUTE", "60"))
+
+
+def _secret_for(db: Path) -> bytes:
+    """A per-installation signing key kept next to the database (0600), so CSRF tokens and
+    sessions survive restarts; `PAPERDESK_SECRET_KEY` overrides."""
+    env = os.environ.get("PAPERDESK_SECRET_KEY")
+    if env:
+        return env.encode()
+    path = db.with_name(db.name + ".secret")
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        key = secrets.token_hex(32).encode()
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(key)
+        return key
+
+
+class Stores:
+    """One SQLite connection per server thread (sqlite3 objects are not shared)."""
+
+    def __init__(self, db: Path):
+        self.db = db
+        self._local = threading.local()
+
+    def get(self) -> SQLiteStore:
+        store = getattr(self._local, "store", None)
+        if store is None:
+            store = open_store(self.db)
+            self._local.store = store
+        return store
+
+
+def wants_json(request: Request) -> bool:
+    path = request.url.path
+    if path.startswith("/api/") or path.endswith(".json"):
+        return True
+    accept = request.headers.get("accept", "")
+    return "application/json" in accept and "text/html" not in accept
+
+
+def error_body(status: int, detail: str) -> dict[str, Any]:
+    from http import HTTPStatus
+
+    try:
+        title = HTTPStatus(status).phrase
+    except ValueError:
+        title = "Error"
+    return {"error": {"status": status, "title": title, "detail": detail}}
+
+
+def create_app(db: str | Path, settings: WebSettings | None = None) -> FastAPI:
+    db = Path(db)
+    settings = settings or WebSettings()
+    if not settings.secret_key:
+        settings.secret_key = _secret_for(db)
+    app = FastAPI(
+        title="paperdesk",
+        version=__version__,
+        description="A self-hosted index of research papers: JSON API.",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url="/openapi.json",
+    )
+    app.state.stores = Stores(db)
+    app.state.settings = settings
+    app.state.limiter = security.RateLimiter(settings.expensive_per_minute, 60.0)
+    env = Environment(
+        loader=PackageLoader("paperdesk.web", "templates"),
+        autoescape=select_autoescape(["html", "xml"], default=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.globals["version"] = __version__
+    app.state.templates = env
+
+    static = resources.files("paperdesk.web").joinpath("static")
+    app.mount("/static", StaticFiles(directory=str(static)), name="static")
+
+    def render_error(request: Request, status: int, detail: str) -> Response:
+        body = error_body(status, detail)
+        headers = {}
+        if status == 429:
+            headers["Retry-After"] = detail.rsplit(" ", 2)[-2] if "retry in" in detail else "60"
+        if wants_json(request):
+            return JSONResponse(body, status_code=status, headers=headers)
+        html = env.get_template("error.html").render(
+            request=request, query=dict(request.query_params), path=request.url.path, **body
+        )
+        return HTMLResponse(html, status_code=status, headers=headers)
+
+    @app.exception_handler(NotFoundError)
+    async def _not_found(request: Request, exc: NotFoundError) -> Response:
+        return render_error(request, 404, str(exc))
+
+    @app.exception_handler(QueryError)
+    async def _bad_query(request: Request, exc: QueryError) -> Response:
+        return render_error(request, 400, str(exc))
+
+    @app.exception_handler(PaperdeskError)
+    async def _internal(request: Request, exc: PaperdeskError) -> Response:
+        return render_error(request, 500, str(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> Response:
+        parts = []
+        for e in exc.errors():
+            loc = ".".join(str(x) for x in e.get("loc", ()) if x not in ("query", "path", "body"))
+            parts.append(f"{loc}: {e.get('msg')}" if loc else str(e.get("msg")))
+        return render_error(request, 400, "; ".join(parts) or "invalid request")
+
+    @app.exception_handler(HTTPException)
+    async def _http(request: Request, exc: HTTPException) -> Response:
+        return render_error(request, exc.status_code, str(exc.detail))
+
+    from paperdesk.web import pages
+
+    pages.register(app)
+    app.add_middleware(security.BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(security.SecurityHeaders)
+    return app

@@ -1,0 +1,107 @@
+"""Routes: each page's HTML and its JSON twins come from one view function."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+from fastapi import FastAPI, Query, Request
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+
+from paperdesk import catalog, export
+from paperdesk.store.sqlite import SQLiteStore
+from paperdesk.web import feeds, security
+
+View = Callable[..., dict[str, Any]]
+
+
+def store_of(request: Request) -> SQLiteStore:
+    return request.app.state.stores.get()  # type: ignore[no-any-return]
+
+
+def json_response(data: Any, status: int = 200) -> Response:
+    return Response(
+        orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS), status_code=status,
+        media_type="application/json",
+    )
+
+
+def render(request: Request, template: str, data: dict[str, Any]) -> HTMLResponse:
+    """Render a page; sets the CSRF nonce cookie so any form on it can be posted."""
+    state = request.app.state
+    nonce = request.cookies.get(security.CSRF_COOKIE) or security.new_nonce()
+    html = state.templates.get_template(template).render(
+        request=request,
+        data=data,
+        csrf=security.csrf_token(state.settings.secret_key, nonce),
+        path=request.url.path,
+        query=dict(request.query_params),
+    )
+    resp = HTMLResponse(html)
+    if security.CSRF_COOKIE not in request.cookies:
+        resp.set_cookie(security.CSRF_COOKIE, nonce, httponly=True, samesite="strict")
+    return resp
+
+
+def _strip_json(value: str) -> tuple[str, bool]:
+    return (value[:-5], True) if value.endswith(".json") else (value, False)
+
+
+def register(app: FastAPI) -> None:
+    # -- daily papers ------------------------------------------------------------------
+    def daily_data(request: Request, day: str | None, subject: str | None, page: int) -> dict[str, Any]:
+        return catalog.daily(store_of(request), day=day, subject=subject, page=page)
+
+    @app.get("/", include_in_schema=False)
+    def daily_page(
+        request: Request, day: str | None = None, subject: str | None = None,
+        page: int = Query(1, ge=1, le=10_000),
+    ) -> Response:
+        return render(request, "daily.html", daily_data(request, day or None, subject or None, page))
+
+    @app.get("/index.json", include_in_schema=False)
+    @app.get("/api/daily", summary="Works that appeared on a day")
+    def daily_json(
+        request: Request, day: str | None = None, subject: str | None = None,
+        page: int = Query(1, ge=1, le=10_000),
+    ) -> Response:
+        return json_response(daily_data(request, day or None, subject or None, page))
+
+    # -- paper pages -------------------------------------------------------------------
+    @app.get("/papers/{work_id}", include_in_schema=False)
+    def paper_page(request: Request, work_id: str) -> Response:
+        wid, as_json = _strip_json(work_id)
+        data = catalog.paper(store_of(request), wid)
+        if as_json:
+            return json_response(data)
+        data["exports"] = {"bibtex": export.to_bibtex(data), "ris": export.to_ris(data)}
+        return render(request, "paper.html", data)
+
+    @app.get("/api/papers/{work_id}", summary="A work with all its source records")
+    def paper_api(request: Request, work_id: str) -> Response:
+        return json_response(catalog.paper(store_of(request), work_id))
+
+    @app.get("/papers/{work_id}/cite.{fmt}", summary="Citation export: bib, ris or csl.json")
+    def paper_cite(request: Request, work_id: str, fmt: str) -> Response:
+        data = catalog.paper(store_of(request), work_id)
+        if fmt == "bib":
+            return Response(export.to_bibtex(data), media_type="application/x-bibtex; charset=utf-8")
+        if fmt == "ris":
+            return Response(export.to_ris(data), media_type="application/x-research-info-systems")
+        if fmt == "csl.json":
+            return json_response([export.to_csl(data)])
+        return JSONResponse(
+            {"error": {"status": 404, "title": "Not Found",
+                       "detail": f"no export format {fmt[:20]!r} (bib, ris, csl.json)"}},
+            status_code=404,
+        )
+
+    # -- feeds -------------------------------------------------------------------------
+    @app.get("/feed.atom", include_in_schema=False)
+    @app.get("/feed.rss", include_in_schema=False)
+    def daily_feed(request: Request, subject: str | None = None) -> Response:
+        data = catalog.daily(store_of(request), subject=subject or None, per_page=200)
+        title = f"paperdesk: new papers{' in ' + data['subject'] if data['subject'] else ''}"
+        kind = "rss" if request.url.path.endswith(".rss") else "atom"
+        return feeds.response(request, kind, title, data["works"], data["day"])

@@ -1,0 +1,155 @@
+"""Request-level protection, as plain ASGI middleware so every route gets it:
+
+- security headers, with a Content-Security-Policy that allows no inline script at all
+  (inline *style attributes* are allowed: KaTeX positions glyphs with them);
+- a request body limit (413 before the body is read when Content-Length says so, and while
+  streaming when it does not);
+- CSRF tokens for POST forms: a random nonce cookie and an HMAC of it in the form
+  (double submit, signed, so a sibling subdomain cannot forge one);
+- a per-client token bucket for expensive endpoints (search, related, feeds of queries).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import threading
+import time
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; style-src-elem 'self'; "
+    "style-src-attr 'unsafe-inline'; img-src 'self' data:; font-src 'self'; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
+    "form-action 'self'"
+)
+HEADERS = [
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"same-origin"),
+    (b"x-frame-options", b"DENY"),
+    (b"permissions-policy", b"camera=(), microphone=(), geolocation=()"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+]
+
+
+class SecurityHeaders:
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                have = {k.lower() for k, _ in message.get("headers", [])}
+                message["headers"] = list(message.get("headers", [])) + [
+                    (k, v) for k, v in HEADERS if k not in have
+                ]
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+class BodyLimit:
+    """Refuse request bodies over `max_bytes` with a JSON 413."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int):
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for k, v in scope.get("headers", []):
+            if k == b"content-length" and v.isdigit() and int(v) > self.max_bytes:
+                await _too_large(send, self.max_bytes)
+                return
+        seen = 0
+
+        async def limited() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes:
+                    raise _TooLarge
+            return message
+
+        try:
+            await self.app(scope, limited, send)
+        except _TooLarge:
+            await _too_large(send, self.max_bytes)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+async def _too_large(send: Send, limit: int) -> None:
+    body = (
+        '{"error": {"status": 413, "title": "Payload Too Large", '
+        f'"detail": "request bodies are limited to {limit} bytes"}}}}'
+    ).encode()
+    await send({"type": "http.response.start", "status": 413,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+# -- CSRF ---------------------------------------------------------------------------------
+
+CSRF_COOKIE = "pd_csrf"
+
+
+def new_nonce() -> str:
+    return secrets.token_urlsafe(24)
+
+
+def csrf_token(secret: bytes, nonce: str) -> str:
+    return hmac.new(secret, nonce.encode(), hashlib.sha256).hexdigest()
+
+
+def csrf_ok(secret: bytes, nonce: str | None, token: str | None) -> bool:
+    if not nonce or not token:
+        return False
+    return hmac.compare_digest(csrf_token(secret, nonce), token)
+
+
+# -- rate limiting ------------------------------------------------------------------------
+
+
+class RateLimiter:
+    """A token bucket per (client, bucket): `rate` requests per `per` seconds, bursting to
+    `rate`. In memory: one process serves the embedded default."""
+
+    def __init__(self, rate: int, per: float):
+        self.rate = rate
+        self.per = per
+        self._buckets: dict[tuple[str, str], tuple[float, float]] = {}
+        self._lock = threading.Lock()
+
+    def allow(self, client: str, bucket: str) -> float:
+        """0 when allowed, else the seconds to wait."""
+        now = time.monotonic()
+        with self._lock:
+            tokens, last = self._buckets.get((client, bucket), (float(self.rate), now))
+            tokens = min(float(self.rate), tokens + (now - last) * self.rate / self.per)
+            if tokens >= 1:
+                self._buckets[(client, bucket)] = (tokens - 1, now)
+                if len(self._buckets) > 100_000:  # bound memory under a flood of clients
+                    self._buckets.clear()
+                return 0.0
+            self._buckets[(client, bucket)] = (tokens, now)
+            return (1 - tokens) * self.per / self.rate
