@@ -1,0 +1,244 @@
+"""Author disambiguation quality on labelled OpenReview signatures (B³), and training.
+
+    nice -n 10 .venv/bin/python bench/authors.py            # evaluate (5-fold CV by block)
+    nice -n 10 .venv/bin/python bench/authors.py --train    # also refit + ship the model
+
+Data: ../shared/data/openreview/signatures.jsonl (author positions labelled with
+OpenReview profile ids) joined with papers.jsonl. Signatures whose `cluster` is null (no
+profile) are clustered but not scored.
+
+Protocol: name blocks (surname + first initial) are split into 5 folds by a hash of the
+block key. For test fold k the pairwise model is trained on pairs from three other folds,
+the clustering threshold is chosen on fold k+1, and fold k is clustered — no block is ever
+scored by a model that saw its pairs. Figures are over the union of the 5 test folds.
+Training signatures get a random 30 % of given names abbreviated ("Yoshua" → "Y."), since
+OpenReview names come from profiles and otherwise no initial-vs-full pair would be seen.
+The variant test abbreviates 30 % of the *test* signatures the same way and checks that
+they join their person's other signatures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import random
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from paperdesk.resolve.authors_disambiguate import block_groups, disambiguate, prepare, solve
+from paperdesk.resolve.authors_eval import b3, exact_name_baseline, key_baseline, load_openreview
+from paperdesk.resolve.authors_features import (
+    Signature,
+    hard_cannot,
+    name_form,
+    pair_features,
+    set_frequencies,
+    signatures_from_record,
+    text_vectors,
+)
+from paperdesk.resolve.authors_model import MODEL_FILE, PairModel, train_pair_model
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared" / "data"
+FOLDS = 5
+THRESHOLDS = [round(float(x), 2) for x in np.arange(0.05, 0.86, 0.05)]
+
+
+def abbreviate(sig: Signature) -> Signature:
+    """"Yoshua Bengio" → "Y. Bengio" (all given tokens reduced to initials)."""
+    from paperdesk.resolve.authors_names import parse_given
+
+    g = sig.given
+    if not g.full:
+        return sig
+    initials = " ".join(f"{c.upper()}." for c in g.initials)
+    family = sig.name.split()[-1] if sig.name.split() else sig.family
+    return Signature(
+        **{
+            **sig.__dict__,
+            "given": parse_given(initials),
+            "name": f"{initials} {family}",
+        }
+    )
+
+
+def fold_of(block: str) -> int:
+    return int(hashlib.sha1(block.encode()).hexdigest(), 16) % FOLDS
+
+
+def training_pairs(
+    sigs: list[Signature], vecs, truth: dict[str, str | None], max_per_block: int = 3000, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    rng = random.Random(seed)
+    xs, ys = [], []
+    for members in block_groups(sigs, []):
+        pairs = []
+        for a in range(len(members)):
+            for b in range(a + 1, len(members)):
+                i, j = members[a], members[b]
+                ti, tj = truth[sigs[i].sig_id], truth[sigs[j].sig_id]
+                if ti is None or tj is None or hard_cannot(sigs[i], sigs[j]):
+                    continue
+                pairs.append((i, j, ti == tj))
+        if len(pairs) > max_per_block:
+            pairs = rng.sample(pairs, max_per_block)
+        if not pairs:
+            continue
+        xs.append(pair_features(sigs, vecs, [(i, j) for i, j, _ in pairs]))
+        ys.append(np.array([y for _, _, y in pairs], dtype=np.int8))
+    return np.vstack(xs), np.concatenate(ys)
+
+
+def augmented(sigs: list[Signature], rate: float, seed: int) -> list[Signature]:
+    """A copy with a share of given names abbreviated; name frequencies recounted on the
+    copy (over the same total as the originals)."""
+    rng = random.Random(seed)
+    out = [abbreviate(s) if rng.random() < rate else s for s in sigs]
+    out = [Signature(**s.__dict__) for s in out]
+    counts = Counter(name_form(s) for s in out)
+    for s in out:
+        s.name_count = counts[name_form(s)]
+    return out
+
+
+def scores(truth, pred, subset_all, hard, hard_strict) -> dict[str, object]:
+    return {
+        "all": b3(truth, pred, subset_all),
+        "hard": b3(truth, pred, hard),
+        "hard_strict": b3(truth, pred, hard_strict),
+    }
+
+
+def best_threshold(model: PairModel, sigs, vecs, truth, hard_ids) -> float:
+    """The threshold maximising the mean of B³ F1 over all labelled dev signatures and
+    over the dev signatures with shared names (the hard subset is where errors hide)."""
+    labelled = [s.sig_id for s in sigs if truth[s.sig_id] is not None]
+    hard = [s.sig_id for s in sigs if s.sig_id in hard_ids]
+    best, best_f = 0.5, -1.0
+    problems = prepare(sigs, model=model, vectors=vecs)
+    for t in THRESHOLDS:
+        labels = solve(sigs, problems, t)
+        pred = {s.sig_id: lab for s, lab in zip(sigs, labels, strict=True)}
+        f = (b3(truth, pred, labelled).f1 + b3(truth, pred, hard).f1) / 2
+        if f > best_f:
+            best, best_f = t, f
+    return best
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--shared", type=Path, default=SHARED)
+    ap.add_argument("--train", action="store_true", help="refit on all folds and write the shipped model")
+    ap.add_argument("--folds", type=int, default=FOLDS, help="evaluate only the first N test folds")
+    args = ap.parse_args()
+    if not (args.shared / "openreview" / "signatures.jsonl").exists():
+        print(f"shared data not found under {args.shared}", file=sys.stderr)
+        return 2
+    t0 = time.time()
+    data = load_openreview(args.shared)
+    records, truth, raw_names = data.records, data.truth, data.names
+    sigs = [s for r in records for s in signatures_from_record(r)]
+    set_frequencies(sigs)
+    vecs = text_vectors(sigs)
+    index = {s.sig_id: i for i, s in enumerate(sigs)}
+    names = dict(raw_names)
+    # The README's hard subset: names carried by two or more `cluster` values (null counts
+    # as one), scored on their labelled signatures; `hard_strict` counts only real profiles.
+    values: dict[str, set] = defaultdict(set)
+    for s in sigs:
+        values[raw_names[s.sig_id]].add(truth[s.sig_id])
+    hard_names = {n for n, v in values.items() if len(v) > 1}
+    strict_names = {n for n, v in values.items() if len(v - {None}) > 1}
+    labelled = [s.sig_id for s in sigs if truth[s.sig_id] is not None]
+    hard = [x for x in labelled if raw_names[x] in hard_names]
+    hard_strict = [x for x in labelled if raw_names[x] in strict_names]
+    print(
+        f"signatures {len(sigs)} (labelled {len(labelled)}), papers {len(records)}, "
+        f"hard names {len(hard_names)} ({len(hard)} signatures), strict {len(strict_names)} "
+        f"({len(hard_strict)}); load {time.time() - t0:.1f}s"
+    )
+    for label, base in (("exact name", exact_name_baseline(names)), ("surname+initial", key_baseline(names))):
+        for part, r in scores(truth, base, labelled, hard, hard_strict).items():
+            print(f"baseline {label:16s} {part:12s} {r.row()}")  # type: ignore[attr-defined]
+
+    fold = {s.sig_id: fold_of(s.block) for s in sigs}
+    pred: dict[str, str] = {}
+    pred_var: dict[str, str] = {}
+    abbreviated: set[str] = set()
+    thresholds = []
+    for k in range(args.folds):
+        dev_k = (k + 1) % FOLDS
+        train_idx = [i for i, s in enumerate(sigs) if fold[s.sig_id] not in (k, dev_k)]
+        dev_idx = [i for i, s in enumerate(sigs) if fold[s.sig_id] == dev_k]
+        test_idx = [i for i, s in enumerate(sigs) if fold[s.sig_id] == k]
+        tr = augmented([sigs[i] for i in train_idx], 0.3, seed=k)
+        x, y = training_pairs(tr, vecs[train_idx], truth, seed=k)
+        model = train_pair_model(x, y, seed=k)
+        t = best_threshold(model, [sigs[i] for i in dev_idx], vecs[dev_idx], truth, set(hard))
+        thresholds.append(t)
+        test = [sigs[i] for i in test_idx]
+        labels = disambiguate(test, model=model, threshold=t, vectors=vecs[test_idx])
+        pred.update({s.sig_id: f"{k}:{lab}" for s, lab in zip(test, labels, strict=True)})
+        var = augmented(test, 0.3, seed=100 + k)
+        abbreviated.update(a.sig_id for a, b in zip(var, test, strict=True) if a.name != b.name)
+        labels = disambiguate(var, model=model, threshold=t, vectors=vecs[test_idx])
+        pred_var.update({s.sig_id: f"{k}:{lab}" for s, lab in zip(var, labels, strict=True)})
+        print(
+            f"fold {k}: train pairs {len(y)} ({int(y.sum())} positive), dev threshold {t}, "
+            f"test signatures {len(test)}  [{time.time() - t0:.0f}s]"
+        )
+    done = set(pred)
+    lab_done = [x for x in labelled if x in done]
+    hard_done = [x for x in hard if x in done]
+    strict_done = [x for x in hard_strict if x in done]
+    for part, r in scores(truth, pred, lab_done, hard_done, strict_done).items():
+        print(f"model {part:12s} {r.row()}")  # type: ignore[attr-defined]
+    for label, base in (("exact name", exact_name_baseline(names)), ("surname+initial", key_baseline(names))):
+        print(f"baseline {label:16s} on scored folds: all {b3(truth, base, lab_done).row()}, hard {b3(truth, base, hard_done).row()}")
+
+    # Variant test: abbreviated names must join their person's other signatures.
+    people: dict[str, list[str]] = defaultdict(list)
+    for x in lab_done:
+        people[str(truth[x])].append(x)
+    joinable = [x for x in abbreviated if truth[x] is not None and len(people[str(truth[x])]) > 1]
+    joined = sum(
+        1
+        for x in joinable
+        if any(pred_var[y] == pred_var[x] for y in people[str(truth[x])] if y != x)
+    )
+    var_names = {x: (names[x] if x not in abbreviated else sigs[index[x]].name) for x in names}
+    print(
+        f"variant test: {len(abbreviated)} of {len(done)} test signatures abbreviated; "
+        f"{joined}/{len(joinable)} = {joined / max(1, len(joinable)):.4f} of those with other "
+        f"signatures joined one of them"
+    )
+    print(f"model  variants  all {b3(truth, pred_var, lab_done).row()}")
+    print(f"model  variants  hard {b3(truth, pred_var, hard_done).row()}")
+    abbrev_names = dict(var_names)
+    for x in abbreviated:
+        abbrev_names[x] = abbreviate(sigs[index[x]]).name
+    print(f"baseline exact name, variants  all {b3(truth, exact_name_baseline(abbrev_names), lab_done).row()}")
+    print(f"thresholds chosen on dev folds: {thresholds}")
+
+    if args.train:
+        tr = augmented(sigs, 0.3, seed=42)
+        x, y = training_pairs(tr, vecs, truth, seed=42)
+        t = float(np.median(thresholds))
+        model = train_pair_model(
+            x, y, threshold=t, seed=42,
+            trained_on="openreview signatures.jsonl, all blocks, 30% given names abbreviated",
+            pairs=int(len(y)), positives=int(y.sum()), cv_thresholds=thresholds,
+        )
+        out = ROOT / "src" / "paperdesk" / "resolve" / MODEL_FILE
+        model.save(out)
+        print(f"wrote {out} ({out.stat().st_size} bytes, {len(model.trees)} trees, threshold {t})")
+    print(f"total {time.time() - t0:.0f}s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,86 @@
+"""Constrained average-linkage clustering of one name block.
+
+S2AND clusters each block with average-linkage agglomeration over pairwise distances
+(1 − P(same person)) and a distance threshold chosen on labelled data. Here the
+constraints are exact rather than large-distance tricks: must-link groups (curations,
+existing profiles in an incremental run) start as one cluster, and two clusters never merge
+while any cannot-link (same record, contradictory given names, curated split, two
+existing profiles) stands between them — average distance alone could outvote one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+
+class UnionFind:
+    def __init__(self, n: int):
+        self.parent = list(range(n))
+
+    def find(self, x: int) -> int:
+        while self.parent[x] != x:
+            self.parent[x] = self.parent[self.parent[x]]
+            x = self.parent[x]
+        return x
+
+    def union(self, a: int, b: int) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[max(ra, rb)] = min(ra, rb)
+
+
+def cluster_block(
+    dist: np.ndarray,
+    cannot: np.ndarray,
+    threshold: float,
+    must_groups: Iterable[Sequence[int]] = (),
+) -> list[int]:
+    """Labels (0..k-1, first-seen order) for n items.
+
+    `dist` is an n×n matrix of distances in [0, 1] (unknown pairs may hold 1.0),
+    `cannot` an n×n boolean matrix of cannot-links, `must_groups` lists of indices that
+    must end in one cluster. Clusters merge while their average pairwise distance is
+    below `threshold`; must-links win over cannot-links inside one group (a curation
+    overrides the model's name rule)."""
+    n = dist.shape[0]
+    if n == 0:
+        return []
+    uf = UnionFind(n)
+    for group in must_groups:
+        g = list(group)
+        for x in g[1:]:
+            uf.union(g[0], x)
+    roots = sorted({uf.find(i) for i in range(n)})
+    comp_of = {r: c for c, r in enumerate(roots)}
+    member = np.array([comp_of[uf.find(i)] for i in range(n)])
+    m = len(roots)
+    onehot = np.zeros((m, n))
+    onehot[member, np.arange(n)] = 1.0
+    sums = onehot @ dist @ onehot.T
+    size = onehot.sum(axis=1)
+    block = (onehot @ cannot.astype(float) @ onehot.T) > 0
+    np.fill_diagonal(block, True)
+    active = np.ones(m, dtype=bool)
+    while True:
+        avg = sums / np.outer(size, size)
+        avg[block] = np.inf
+        avg[~active, :] = np.inf
+        avg[:, ~active] = np.inf
+        flat = int(np.argmin(avg))
+        a, b = divmod(flat, m)
+        if not np.isfinite(avg[a, b]) or avg[a, b] >= threshold:
+            break
+        if b < a:
+            a, b = b, a
+        sums[a, :] += sums[b, :]
+        sums[:, a] += sums[:, b]
+        size[a] += size[b]
+        block[a, :] |= block[b, :]
+        block[:, a] |= block[:, b]
+        block[a, a] = True
+        active[b] = False
+        member[member == b] = a
+    labels: dict[int, int] = {}
+    return [labels.setdefault(int(c), len(labels)) for c in member]

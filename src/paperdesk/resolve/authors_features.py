@@ -1,0 +1,263 @@
+"""Signatures (one author position on one record) and the pairwise features between them.
+
+The features follow S2AND's recipe, cut down to what paperdesk's sources carry: name
+agreement (given names, initials, nicknames, middle initials), co-author overlap (on the
+co-authors' blocking keys, so "Y. Bengio" and "Yoshua Bengio" count as the same
+co-author), topical similarity of the two papers (cosine of hashed, sublinear TF text
+vectors: stateless, so an incremental run scores exactly like a full one), venue series,
+year gap, affiliation token overlap, and ORCID/e-mail agreement when sources give them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+from sklearn.feature_extraction.text import HashingVectorizer
+from sklearn.preprocessing import normalize
+
+from paperdesk.model import Author, SourceRecord
+from paperdesk.normalize.names import normalize_author
+from paperdesk.resolve.authors_names import (
+    GivenName,
+    first_names_relation,
+    fold,
+    middle_conflict,
+    parse_given,
+)
+
+FEATURES = (
+    "name_equal",
+    "name_nickname",
+    "name_initial",
+    "name_missing",
+    "middle_conflict",
+    "coauthors_shared",
+    "coauthors_jaccard",
+    "text_cosine",
+    "venue_equal",
+    "venue_missing",
+    "year_gap",
+    "year_missing",
+    "affiliation_jaccard",
+    "affiliation_missing",
+    "affiliation_equal",
+    "orcid_equal",
+    "orcid_conflict",
+    "email_equal",
+    "first_name_length",
+    "name_frequency",
+    "block_frequency",
+)
+
+FREQ_FLOOR = 20_000
+"""Frequencies are per signature in the store, but never over fewer than this many
+signatures, so a small store does not make every name look common."""
+
+_AFF_STOP = frozenset(
+    "of the and for in at de la le des du di der und university universitat universite "
+    "universidad universita institute institut college school department dept laboratory "
+    "lab labs center centre inc ltd co corp research".split()
+)
+_WORD = re.compile(r"[a-z0-9]+")
+_VENUE = re.compile(r"[^a-z]+")
+
+_vectorizer = HashingVectorizer(
+    n_features=2**18,
+    stop_words="english",
+    alternate_sign=False,
+    norm=None,
+    token_pattern=r"(?u)\b[a-zA-Z][a-zA-Z0-9]{2,}\b",
+)
+
+
+@dataclass
+class Signature:
+    """One author position on one record, reduced to what disambiguation compares."""
+
+    sig_id: str
+    """`RECORD_KEY#POSITION` — stable across runs, what curations refer to."""
+    record_key: str
+    position: int
+    name: str
+    block: str
+    family: str
+    given: GivenName
+    affiliations: frozenset[str]
+    affiliation_text: str
+    orcid: str | None
+    email: str | None
+    coauthors: frozenset[str]
+    venue: str
+    year: int | None
+    text: str
+    name_count: int = 1
+    """How many signatures in the whole store carry this exact (folded) full name."""
+    block_count: int = 1
+    """How many signatures share this blocking key."""
+    total: int = FREQ_FLOOR
+    """How many signatures the store holds (the denominator of both frequencies)."""
+
+
+def frequency(count: int, total: int) -> float:
+    """log10 of occurrences per 100,000 signatures: a common name ("Wei Wang") needs more
+    evidence than a rare one before two of its signatures are called one person."""
+    return float(np.log10(1.0 + 1e5 * count / max(total, FREQ_FLOOR)))
+
+
+def set_frequencies(
+    sigs: Sequence[Signature],
+    name_counts: Mapping[str, int] | None = None,
+    block_counts: Mapping[str, int] | None = None,
+    total: int | None = None,
+) -> None:
+    """Fill `name_count`/`block_count`/`total` from the given counts, or from `sigs`
+    themselves when no store-wide counts are given."""
+    if name_counts is None:
+        name_counts = Counter(name_form(s) for s in sigs)
+    if block_counts is None:
+        block_counts = Counter(s.block for s in sigs)
+    n = len(sigs) if total is None else total
+    for s in sigs:
+        s.name_count = name_counts.get(name_form(s), 1)
+        s.block_count = block_counts.get(s.block, 1)
+        s.total = n
+
+
+def name_form(sig: Signature) -> str:
+    """The folded full name used for frequencies: `yoshua bengio`, `y bengio`."""
+    return " ".join((*sig.given.tokens, sig.family)).strip()
+
+
+def venue_series(venue: str | None) -> str:
+    """ "CoRL 2024", "corl2024" → `corl`: the series, without years or punctuation."""
+    return _VENUE.sub("", fold(venue or ""))
+
+
+def affiliation_tokens(affiliations: Sequence[str]) -> frozenset[str]:
+    words: set[str] = set()
+    for aff in affiliations:
+        words.update(w for w in _WORD.findall(fold(aff)) if w not in _AFF_STOP and len(w) > 1)
+    return frozenset(words)
+
+
+def _key(author: Author) -> str:
+    if author.key is None:
+        normalize_author(author)
+    return author.key or fold(author.name)
+
+
+def signatures_from_record(record: SourceRecord) -> list[Signature]:
+    """Every author position of a record as a `Signature` (authors without any name are
+    skipped: there is nothing to attribute)."""
+    keys = [_key(a) for a in record.authors]
+    text = " ".join(
+        t
+        for t in (
+            record.title_text or record.title,
+            record.abstract_text or record.abstract,
+            " ".join(record.keywords),
+        )
+        if t
+    )
+    venue = venue_series(record.venue or record.journal_ref)
+    out: list[Signature] = []
+    for pos, author in enumerate(record.authors):
+        if not author.name.strip():
+            continue
+        if author.family is None or author.key is None:
+            normalize_author(author)
+        others = frozenset(k for i, k in enumerate(keys) if i != pos and k)
+        affs = [a for a in author.affiliations if a]
+        out.append(
+            Signature(
+                sig_id=f"{record.key}#{pos}",
+                record_key=record.key,
+                position=pos,
+                name=author.display or author.name,
+                block=keys[pos],
+                family=fold(author.family or ""),
+                given=parse_given(author.given),
+                affiliations=affiliation_tokens(affs),
+                affiliation_text=fold(" ".join(affs)).strip(),
+                orcid=(author.orcid or "").strip().lower() or None,
+                email=(author.email or "").strip().lower() or None,
+                coauthors=others,
+                venue=venue,
+                year=record.year,
+                text=text,
+            )
+        )
+    return out
+
+
+def text_vectors(sigs: Sequence[Signature]) -> sparse.csr_matrix:
+    """L2-normalised hashed term vectors (sublinear TF) of each signature's paper text."""
+    x = _vectorizer.transform([s.text for s in sigs]).tocsr()
+    x.data = 1.0 + np.log(x.data)
+    return normalize(x, norm="l2", copy=False).tocsr()
+
+
+def hard_cannot(a: Signature, b: Signature) -> bool:
+    """Pairs that can never be one person: two positions on the same record, given names
+    that contradict each other, or two different ORCIDs."""
+    if a.record_key == b.record_key:
+        return True
+    if a.orcid and b.orcid and a.orcid != b.orcid:
+        return True
+    return first_names_relation(a.given, b.given) == "incompatible" or middle_conflict(
+        a.given, b.given
+    )
+
+
+def pair_features(
+    sigs: Sequence[Signature],
+    vectors: sparse.csr_matrix,
+    pairs: Sequence[tuple[int, int]],
+) -> np.ndarray:
+    """Feature rows (in `FEATURES` order) for index pairs into `sigs`/`vectors`."""
+    out = np.zeros((len(pairs), len(FEATURES)), dtype=np.float32)
+    if not pairs:
+        return out
+    left = np.fromiter((p[0] for p in pairs), dtype=np.int64, count=len(pairs))
+    right = np.fromiter((p[1] for p in pairs), dtype=np.int64, count=len(pairs))
+    cos = np.asarray(vectors[left].multiply(vectors[right]).sum(axis=1)).ravel()
+    for row, (i, j) in enumerate(pairs):
+        a, b = sigs[i], sigs[j]
+        f = out[row]
+        rel = first_names_relation(a.given, b.given)
+        f[0] = rel == "equal"
+        f[1] = rel == "nickname"
+        f[2] = rel == "initial"
+        f[3] = rel == "missing"
+        f[4] = middle_conflict(a.given, b.given)
+        shared = len(a.coauthors & b.coauthors)
+        union = len(a.coauthors | b.coauthors)
+        f[5] = min(shared, 5)
+        f[6] = shared / union if union else 0.0
+        f[7] = cos[row]
+        if a.venue and b.venue:
+            f[8] = a.venue == b.venue
+        else:
+            f[9] = 1
+        if a.year is not None and b.year is not None:
+            f[10] = min(abs(a.year - b.year), 10)
+        else:
+            f[11] = 1
+        if a.affiliations and b.affiliations:
+            f[12] = len(a.affiliations & b.affiliations) / len(a.affiliations | b.affiliations)
+            f[14] = a.affiliation_text == b.affiliation_text
+        else:
+            f[13] = 1
+        f[15] = bool(a.orcid and a.orcid == b.orcid)
+        f[16] = bool(a.orcid and b.orcid and a.orcid != b.orcid)
+        f[17] = bool(a.email and a.email == b.email)
+        lengths = [len(g.first) for g in (a.given, b.given) if g.full]
+        f[18] = min(lengths) if lengths else 0
+        f[19] = frequency(max(a.name_count, b.name_count), max(a.total, b.total))
+        f[20] = frequency(max(a.block_count, b.block_count), max(a.total, b.total))
+    return out

@@ -1,0 +1,306 @@
+"""SQL for author profiles: signatures, profiles, curations and redirects.
+
+Every statement about authors lives here (the store package owns all SQL); the resolve
+stage and the CLI call these functions with the store's connection. Tables come from
+`migrations/030_authors.sql`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+_CHUNK = 500
+
+
+def now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _chunks(items: Sequence[Any], n: int = _CHUNK) -> Iterator[Sequence[Any]]:
+    for i in range(0, len(items), n):
+        yield items[i : i + n]
+
+
+def _marks(n: int) -> str:
+    return ",".join("?" * n)
+
+
+@dataclass
+class SignatureRow:
+    sig_id: str
+    record_key: str
+    position: int
+    name: str
+    name_folded: str
+    block: str
+    author_id: str
+
+
+@dataclass
+class Curation:
+    id: int
+    action: str
+    groups: list[list[str]]
+    apart: bool
+    args: dict[str, Any]
+    who: str
+    at: str
+
+
+_SIG_COLS = "sig_id, record_key, position, name, name_folded, block, author_id"
+
+
+def _signatures_where(
+    conn: sqlite3.Connection, column: str, values: Iterable[str]
+) -> list[SignatureRow]:
+    """Signature rows whose `column` (one of our own column names) is in `values`."""
+    assert column in {"block", "sig_id", "record_key"}
+    out: list[SignatureRow] = []
+    for chunk in _chunks(sorted(set(values))):
+        rows = conn.execute(
+            f"SELECT {_SIG_COLS} FROM author_signatures"  # noqa: S608
+            f" WHERE {column} IN ({_marks(len(chunk))}) ORDER BY record_key, position",
+            list(chunk),
+        )
+        out.extend(SignatureRow(*r) for r in rows)
+    return out
+
+
+def signatures_in_blocks(conn: sqlite3.Connection, blocks: Iterable[str]) -> list[SignatureRow]:
+    return _signatures_where(conn, "block", blocks)
+
+
+def signatures_by_id(conn: sqlite3.Connection, sig_ids: Iterable[str]) -> list[SignatureRow]:
+    return _signatures_where(conn, "sig_id", sig_ids)
+
+
+def signatures_of_records(conn: sqlite3.Connection, keys: Iterable[str]) -> list[SignatureRow]:
+    return _signatures_where(conn, "record_key", keys)
+
+
+def signatures_of_author(conn: sqlite3.Connection, author_id: str) -> list[SignatureRow]:
+    rows = conn.execute(
+        f"SELECT {_SIG_COLS} FROM author_signatures WHERE author_id = ?"  # noqa: S608
+        " ORDER BY record_key, position",
+        (author_id,),
+    )
+    return [SignatureRow(*r) for r in rows]
+
+
+def count_signatures(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT COUNT(*) FROM author_signatures").fetchone()[0])
+
+
+def name_counts(conn: sqlite3.Connection, names: Iterable[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for chunk in _chunks(sorted(set(names))):
+        out.update(
+            conn.execute(
+                "SELECT name_folded, COUNT(*) FROM author_signatures"  # noqa: S608
+                f" WHERE name_folded IN ({_marks(len(chunk))}) GROUP BY name_folded",
+                list(chunk),
+            ).fetchall()
+        )
+    return out
+
+
+def block_counts(conn: sqlite3.Connection, blocks: Iterable[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for chunk in _chunks(sorted(set(blocks))):
+        out.update(
+            conn.execute(
+                "SELECT block, COUNT(*) FROM author_signatures"  # noqa: S608
+                f" WHERE block IN ({_marks(len(chunk))}) GROUP BY block",
+                list(chunk),
+            ).fetchall()
+        )
+    return out
+
+
+def delete_signatures(conn: sqlite3.Connection, sig_ids: Iterable[str]) -> None:
+    for chunk in _chunks(sorted(set(sig_ids))):
+        conn.execute(
+            f"DELETE FROM author_signatures WHERE sig_id IN ({_marks(len(chunk))})",  # noqa: S608
+            list(chunk),
+        )
+
+
+def delete_signatures_of_records(conn: sqlite3.Connection, keys: Iterable[str]) -> None:
+    for chunk in _chunks(sorted(set(keys))):
+        conn.execute(
+            f"DELETE FROM author_signatures WHERE record_key IN ({_marks(len(chunk))})",  # noqa: S608
+            list(chunk),
+        )
+
+
+def put_signatures(conn: sqlite3.Connection, rows: Iterable[SignatureRow]) -> None:
+    conn.executemany(
+        f"INSERT OR REPLACE INTO author_signatures ({_SIG_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?)",  # noqa: S608
+        [
+            (r.sig_id, r.record_key, r.position, r.name, r.name_folded, r.block, r.author_id)
+            for r in rows
+        ],
+    )
+
+
+def refresh_profiles(
+    conn: sqlite3.Connection, author_ids: Iterable[str], names: dict[str, tuple[str, str]]
+) -> list[str]:
+    """Recount the given profiles from their signatures (`names` gives each id's
+    canonical display and folded name); drop those left without signatures and return
+    their ids."""
+    gone: list[str] = []
+    stamp = now()
+    for aid in sorted(set(author_ids)):
+        row = conn.execute(
+            "SELECT COUNT(*), COUNT(DISTINCT record_key), MIN(block) FROM author_signatures"
+            " WHERE author_id = ?",
+            (aid,),
+        ).fetchone()
+        n_sigs, n_recs, block = int(row[0]), int(row[1]), row[2]
+        if n_sigs == 0:
+            conn.execute("DELETE FROM author_profiles WHERE author_id = ?", (aid,))
+            gone.append(aid)
+            continue
+        display, folded = names.get(aid, (aid, aid))
+        conn.execute(
+            "INSERT INTO author_profiles (author_id, name, name_folded, block, n_signatures,"
+            " n_records, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT(author_id) DO UPDATE SET name = excluded.name,"
+            " name_folded = excluded.name_folded, block = excluded.block,"
+            " n_signatures = excluded.n_signatures, n_records = excluded.n_records,"
+            " updated_at = excluded.updated_at",
+            (aid, display, folded, block, n_sigs, n_recs, stamp, stamp),
+        )
+    return gone
+
+
+def add_redirect(conn: sqlite3.Connection, old_id: str, new_id: str) -> None:
+    if old_id == new_id:
+        return
+    conn.execute(
+        "INSERT OR REPLACE INTO author_redirects (old_id, new_id, at) VALUES (?, ?, ?)",
+        (old_id, new_id, now()),
+    )
+    # An id that comes back to life is no longer redirected.
+    conn.execute("DELETE FROM author_redirects WHERE old_id = ?", (new_id,))
+
+
+def follow_redirects(conn: sqlite3.Connection, author_id: str) -> str:
+    seen = {author_id}
+    while True:
+        row = conn.execute(
+            "SELECT new_id FROM author_redirects WHERE old_id = ?", (author_id,)
+        ).fetchone()
+        if row is None or row[0] in seen:
+            return author_id
+        author_id = row[0]
+        seen.add(author_id)
+
+
+def get_profile_row(conn: sqlite3.Connection, author_id: str) -> dict[str, Any] | None:
+    row = conn.execute(
+        "SELECT author_id, name, block, n_signatures, n_records, created_at, updated_at"
+        " FROM author_profiles WHERE author_id = ?",
+        (author_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    keys = ("author_id", "name", "block", "n_signatures", "n_records", "created_at", "updated_at")
+    return dict(zip(keys, row, strict=True))
+
+
+def profiles_by_name(conn: sqlite3.Connection, name_folded: str, limit: int = 50) -> list[str]:
+    """Profiles having a signature written exactly so (folded), most records first."""
+    rows = conn.execute(
+        "SELECT s.author_id FROM author_signatures s JOIN author_profiles p"
+        " ON p.author_id = s.author_id WHERE s.name_folded = ?"
+        " GROUP BY s.author_id ORDER BY MAX(p.n_records) DESC, s.author_id LIMIT ?",
+        (name_folded, limit),
+    )
+    return [r[0] for r in rows]
+
+
+def profiles_in_block(conn: sqlite3.Connection, block: str, limit: int = 200) -> list[str]:
+    rows = conn.execute(
+        "SELECT author_id FROM author_profiles WHERE block = ?"
+        " ORDER BY n_records DESC, author_id LIMIT ?",
+        (block, limit),
+    )
+    return [r[0] for r in rows]
+
+
+def search_profiles(conn: sqlite3.Connection, words: Sequence[str], limit: int = 50) -> list[str]:
+    """Profiles with a name variant containing every word (folded, as a substring)."""
+    if not words:
+        return []
+    cond = " AND ".join("s.name_folded LIKE ? ESCAPE '\\'" for _ in words)
+    args: list[Any] = [
+        "%" + w.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        for w in words
+    ]
+    rows = conn.execute(
+        "SELECT s.author_id FROM author_signatures s JOIN author_profiles p"  # noqa: S608
+        f" ON p.author_id = s.author_id WHERE {cond}"
+        " GROUP BY s.author_id ORDER BY MAX(p.n_records) DESC, s.author_id LIMIT ?",
+        [*args, limit],
+    )
+    return [r[0] for r in rows]
+
+
+def add_curation(
+    conn: sqlite3.Connection,
+    action: str,
+    groups: Sequence[Sequence[str]],
+    *,
+    apart: bool,
+    args: dict[str, Any],
+    who: str,
+) -> int:
+    cur = conn.execute(
+        "INSERT INTO author_curations (action, groups, apart, args, who, at)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        (
+            action,
+            orjson.dumps([list(g) for g in groups]).decode(),
+            int(apart),
+            orjson.dumps(args).decode(),
+            who,
+            now(),
+        ),
+    )
+    assert cur.lastrowid is not None
+    return cur.lastrowid
+
+
+def list_curations(conn: sqlite3.Connection, after_id: int = 0) -> list[Curation]:
+    rows = conn.execute(
+        "SELECT id, action, groups, apart, args, who, at FROM author_curations"
+        " WHERE id > ? ORDER BY id",
+        (after_id,),
+    )
+    return [
+        Curation(i, a, orjson.loads(g), bool(p), orjson.loads(x), w, t)
+        for i, a, g, p, x, w, t in rows
+    ]
+
+
+def max_curation_id(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT COALESCE(MAX(id), 0) FROM author_curations").fetchone()[0])
+
+
+def record_authors(conn: sqlite3.Connection, record_key: str) -> list[dict[str, Any]]:
+    """A record's authors in order, each with the `author_id` of its profile (after
+    resolve; an empty list before)."""
+    rows = conn.execute(
+        "SELECT position, name, author_id FROM author_signatures WHERE record_key = ?"
+        " ORDER BY position",
+        (record_key,),
+    )
+    return [{"position": p, "name": n, "author_id": a} for p, n, a in rows]

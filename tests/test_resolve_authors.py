@@ -1,0 +1,225 @@
+"""Author disambiguation: names, B³ and baselines, real shared names, variants, curations.
+
+The real-data tests use the labelled OpenReview signatures (`../shared/data/openreview`),
+a few blocks at a time so the whole file runs in seconds.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import shared_file
+from paperdesk.resolve.authors import merge_authors, resolve_authors, split_author
+from paperdesk.resolve.authors_disambiguate import disambiguate
+from paperdesk.resolve.authors_eval import (
+    LabelledSet,
+    b3,
+    exact_name_baseline,
+    key_baseline,
+    load_openreview,
+)
+from paperdesk.resolve.authors_features import Signature, set_frequencies, signatures_from_record
+from paperdesk.resolve.authors_names import first_names_relation, load_variant_pairs, parse_given
+from paperdesk.store import authors as db
+from paperdesk.store import open_store
+
+# -- names ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "relation"),
+    [
+        ("Y.", "Yoshua", "initial"),
+        ("Yoshua", "Yann", "incompatible"),
+        ("Yoshua", "Yoshua", "equal"),
+        ("Yi-Ting", "Yiting", "equal"),
+        ("Y.-T.", "Yi-Ting", "initial"),
+        ("J. F.", "Joao F.", "initial"),
+        ("J. M.", "Joao F.", "incompatible"),
+        ("Jürgen", "Jurgen", "equal"),
+        (None, "Yoshua", "missing"),
+    ],
+)
+def test_given_name_relations(a: str | None, b: str, relation: str) -> None:
+    assert first_names_relation(parse_given(a), parse_given(b)) == relation
+
+
+def test_nickname_pairs_from_s2and_file(tmp_path: Path) -> None:
+    pairs = load_variant_pairs(shared_file("names/s2and_name_tuples_filtered.txt"))
+    assert ("chris", "christopher") in pairs and ("christopher", "chris") in pairs
+    assert load_variant_pairs(tmp_path / "absent.txt") == frozenset()
+
+
+# -- B³ and baselines on a hand-made example ------------------------------------------
+
+
+def test_b3_and_baselines_by_hand() -> None:
+    # Two people called "Wei Wang", one "Wen Wang"; the first Wei Wang also as "wei  WANG".
+    names = {"s1": "Wei Wang", "s2": "wei  WANG", "s3": "Wei Wang", "s4": "Wen Wang"}
+    truth = {"s1": "p1", "s2": "p1", "s3": "p2", "s4": "p3"}
+    exact = exact_name_baseline(names)
+    assert exact == {"s1": "wei wang", "s2": "wei wang", "s3": "wei wang", "s4": "wen wang"}
+    keyed = key_baseline(names)
+    assert len(set(keyed.values())) == 1 and keyed["s1"] == "wang w"
+    # exact: s1,s2 see {s1,s2,s3} (precision 2/3), s3 sees 1/3, s4 1; recall all 1.
+    r = b3(truth, exact)
+    assert r.precision == pytest.approx((2 / 3 + 2 / 3 + 1 / 3 + 1) / 4)
+    assert r.recall == pytest.approx(1.0)
+    # key: everyone in one cluster of 4.
+    r = b3(truth, keyed)
+    assert r.precision == pytest.approx((2 / 4 + 2 / 4 + 1 / 4 + 1 / 4) / 4)
+    # Singletons: precision 1, recall (1/2 + 1/2 + 1 + 1) / 4.
+    r = b3(truth, {k: k for k in truth})
+    assert (r.precision, r.recall) == (1.0, pytest.approx(0.75))
+    assert b3(truth, truth).f1 == pytest.approx(1.0)
+    # Restricted to a subset, both clusterings are cut to it first.
+    assert b3(truth, keyed, ["s3", "s4"]).precision == pytest.approx(0.5)
+
+
+# -- real signatures ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def openreview() -> LabelledSet:
+    shared = shared_file("openreview/signatures.jsonl").parent.parent
+    return load_openreview(shared)
+
+
+def _block(data: LabelledSet, key: str) -> tuple[list[Signature], dict[str, str | None]]:
+    sigs = [s for r in data.records for s in signatures_from_record(r)]
+    set_frequencies(sigs)
+    return [s for s in sigs if s.block == key], data.truth
+
+
+def test_shared_name_splits_into_the_right_people(openreview: LabelledSet) -> None:
+    # Four different people are called "Jian Zhang" in the data, one of them twice; the
+    # whole "zhang j" block (Jie, Jing, Jun … Zhang) is clustered together.
+    sigs, truth = _block(openreview, "zhang j")
+    labels = disambiguate(sigs)
+    jian = [i for i, s in enumerate(sigs) if openreview.names[s.sig_id] == "Jian Zhang"]
+    assert len({truth[sigs[i].sig_id] for i in jian}) == 4
+    people: dict[str | None, set[str]] = defaultdict(set)
+    found: dict[str, set[str]] = defaultdict(set)
+    for i in jian:
+        people[truth[sigs[i].sig_id]].add(sigs[i].sig_id)
+        found[labels[i]].add(sigs[i].sig_id)
+    assert {frozenset(g) for g in found.values()} == {frozenset(g) for g in people.values()}
+    # Over the whole block, far better than one profile per exact name.
+    pred = dict(zip((s.sig_id for s in sigs), labels, strict=True))
+    labelled = [s.sig_id for s in sigs if truth[s.sig_id] is not None]
+    model = b3(truth, pred, labelled)
+    exact = b3(truth, exact_name_baseline(openreview.names), labelled)
+    assert model.precision > exact.precision + 0.05 and model.f1 > exact.f1
+
+
+def test_abbreviated_given_names_join_their_person(openreview: LabelledSet) -> None:
+    sigs, truth = _block(openreview, "levine s")
+    levine = [s for s in sigs if openreview.names[s.sig_id] == "Sergey Levine"]
+    assert len(levine) >= 20
+    rng = random.Random(7)
+    short = {s.sig_id for s in rng.sample(levine, 6)}
+    varied = [
+        Signature(**{**s.__dict__, "given": parse_given("S."), "name": "S. Levine"})
+        if s.sig_id in short
+        else s
+        for s in sigs
+    ]
+    labels = disambiguate(varied)
+    pred = dict(zip((s.sig_id for s in varied), labels, strict=True))
+    home = Counter(pred[s.sig_id] for s in levine).most_common(1)[0][0]
+    assert all(pred[x] == home for x in short), "every 'S. Levine' joins Sergey Levine"
+    others = [s for s in sigs if truth[s.sig_id] != truth[levine[0].sig_id]]
+    assert all(pred[s.sig_id] != home for s in others)
+
+
+# -- the store: incremental runs, curations that persist --------------------------------
+
+
+def _records(data: LabelledSet, names: set[str]) -> list:
+    return [r for r in data.records if any(a.name in names for a in r.authors)]
+
+
+def test_store_resolve_incremental_and_curations(openreview: LabelledSet, tmp_path: Path) -> None:
+    recs = _records(openreview, {"Jun Liu", "Chelsea Finn"})
+    finn = [r for r in recs if any(a.name == "Chelsea Finn" for a in r.authors)]
+    late = finn[-3:]
+    early = [r for r in recs if r not in late]
+    store = open_store(tmp_path / "a.db")
+    store.put_records(early, origin="test")
+    first = resolve_authors(store)
+    assert first.signatures == sum(len(r.authors) for r in early)
+
+    def owner(rec, name: str) -> str:
+        pos = next(i for i, a in enumerate(rec.authors) if a.name == name)
+        return next(a["author_id"] for a in db.record_authors(store.conn, rec.key) if a["position"] == pos)
+
+    finn_id = owner(finn[0], "Chelsea Finn")
+    assert {owner(r, "Chelsea Finn") for r in finn if r in early} == {finn_id}
+
+    # Incremental: three more Chelsea Finn papers arrive and join her existing profile.
+    store.put_records(late, origin="test")
+    second = resolve_authors(store)
+    assert second.records == 3 and second.incremental_blocks >= 1
+    assert {owner(r, "Chelsea Finn") for r in late} == {finn_id}
+
+    # Curations: merge two Jun Liu profiles, split one Chelsea Finn paper off.
+    jun = [r for r in recs if any(a.name == "Jun Liu" for a in r.authors)]
+    jun_ids = sorted({owner(r, "Jun Liu") for r in jun})
+    assert len(jun_ids) >= 2
+    merged = merge_authors(store, jun_ids[0], jun_ids[1], who="tester")["author_id"]
+    odd = finn[1]
+    out = split_author(store, finn_id, [odd.key], who="tester")
+    assert out["new_author_id"] != out["author_id"]
+    log = db.list_curations(store.conn)
+    assert [(c.action, c.who) for c in log] == [("merge", "tester"), ("split", "tester")]
+    assert all(c.at.endswith("Z") for c in log)
+
+    def check() -> None:
+        ids = {owner(r, "Jun Liu") for r in jun}
+        assert merged in ids and not ({jun_ids[0], jun_ids[1]} - {merged}) & ids
+        assert owner(odd, "Chelsea Finn") != owner(finn[0], "Chelsea Finn")
+        assert {owner(r, "Chelsea Finn") for r in finn if r is not odd} == {
+            owner(finn[0], "Chelsea Finn")
+        }
+
+    check()
+    resolve_authors(store, full=True)  # a full re-run keeps every curation
+    check()
+    store.close()
+    reopened = open_store(tmp_path / "a.db")
+    store = reopened
+    resolve_authors(store, full=True)
+    check()
+    store.close()
+
+
+def test_cli_author_and_authors_query(openreview: LabelledSet, tmp_path: Path) -> None:
+    from paperdesk.cli import main
+
+    db_path = tmp_path / "c.db"
+    store = open_store(db_path)
+    store.put_records(_records(openreview, {"Chelsea Finn"})[:6], origin="test")
+    resolve_authors(store)
+    store.close()
+    runner = CliRunner()
+    res = runner.invoke(main, ["--db", str(db_path), "author", "Chelsea Finn", "--json"])
+    assert res.exit_code == 0, res.output
+    import json
+
+    data = json.loads(res.output)
+    top = data["profiles"][0]
+    assert top["name"] == "Chelsea Finn" and top["records_count"] == 6
+    assert top["records_count_text"] == "at least 6 records"
+    assert all(r["url"] and r["title"] for w in top["works"] for r in w["records"])
+    assert top["coauthors"] and sum(top["works_per_year"].values()) == top["works_count"]
+    res = runner.invoke(main, ["--db", str(db_path), "author", "C. Finn", "--json"])
+    assert json.loads(res.output)["profiles"][0]["author_id"] == top["author_id"]
+    res = runner.invoke(main, ["--db", str(db_path), "authors", "--query", "finn", "--json"])
+    assert top["author_id"] in [p["author_id"] for p in json.loads(res.output)["profiles"]]
+    res = runner.invoke(main, ["--db", str(db_path), "authors", "--query", "%_'\"", "--json"])
+    assert res.exit_code == 0 and json.loads(res.output)["profiles"] == []
