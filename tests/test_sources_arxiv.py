@@ -732,6 +732,17 @@ def test_feed_first_2000_lines() -> None:
         normalize.finish(rec)
 
 
+def test_feed_msc_and_acm_codes_are_kept_apart() -> None:
+    recs = {r.source_id: r for r in records(parse_all(arxiv_feed, feed_head(100)))}
+    r = recs["2503.11954"]  # line 28 of the feed
+    assert r.categories == ["eess.IV", "cs.AI", "cs.CV", "cs.IT", "cs.LG", "math.IT"]
+    assert r.extra["msc_class"] == "94A29, 94A08, 94B05, 68T01, 68P30"
+    assert r.extra["acm_class"] == "I.4.2; E.4; I.2.10; I.5.4; I.5.1; I.4.1"
+    assert recs["2503.12180"].categories == ["cs.RO", "cs.CV"]
+    assert recs["2503.12180"].extra["msc_class"] == "68T45"
+    assert recs["2503.12260"].extra["acm_class"] == "I.4"
+
+
 def test_feed_cate_shape() -> None:
     with gzip.open(shared_file(FEED)) as fh:
         line = next(x for x in fh if b'"cate"' in x)
