@@ -47,8 +47,11 @@ def content_hash(text: str, model: str) -> bytes:
 
 
 class Embedder(Protocol):
-    name: str
-    dim: int
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
 
     def encode_docs(self, texts: list[str]) -> np.ndarray: ...
 

@@ -9,7 +9,6 @@ database (`paperdesk.store.search`), so the files can always be rebuilt (`reinde
 from __future__ import annotations
 
 import json
-import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -21,7 +20,7 @@ from paperdesk.errors import NotFoundError, QueryError
 from paperdesk.search import fusion
 from paperdesk.search.embed import DEFAULT_EMBEDDER, Embedder, make_embedder
 from paperdesk.search.keyword import KeywordIndex
-from paperdesk.search.query import Bool, Node, Phrase, Term, parse_query
+from paperdesk.search.query import Bool, Node, Phrase, Term, free_text_query, parse_query
 from paperdesk.search.vectors import VectorIndex
 from paperdesk.store import search as sql
 from paperdesk.store.sqlite import SQLiteStore
@@ -30,7 +29,6 @@ Mode = Literal["keyword", "semantic", "hybrid"]
 MODES = ("keyword", "semantic", "hybrid")
 CANDIDATES = 100
 """Each side's depth before fusion (RRF only needs the heads of both lists)."""
-_WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9\-]{2,}")
 EXACT_LIMIT = 50_000
 """Filtered semantic search scores the filtered set exactly when it is at most this big;
 above it, the ANN list is over-fetched and filtered."""
@@ -178,7 +176,8 @@ class SearchIndex:
             if docno not in stored:
                 continue  # vector of a work since removed from the keyword index
             addr, d = stored[docno]
-            snippet, hl = None, []
+            snippet: str | None = None
+            hl: list[tuple[int, int]] = []
             if snippets and kw_query is not None:
                 snippet, hl = self.keyword.snippet(kw_query, addr)
             if not snippet:
@@ -208,11 +207,29 @@ class SearchIndex:
         hits, total = self.keyword.search(kw_query, k, offset, sort)
         return [(h.docno, h.score) for h in hits], total
 
-    def semantic_ranking(self, text: str, filt: Node | None, k: int) -> list[tuple[int, float]]:
+    def semantic_ranking(
+        self, text: str, filt: Node | None, k: int
+    ) -> tuple[list[tuple[int, float]], np.ndarray | None]:
+        """(docno, cosine) best first, and the query vector (None without text)."""
         if not text.strip():
-            return []
+            return [], None
         qv = self.embedder.encode_queries([text])[0]
-        return self.vector_ranking(qv, filt, k)
+        return self.vector_ranking(qv, filt, k), qv
+
+    def fuse(
+        self, kw: list[tuple[int, float]], sem: list[tuple[int, float]], qv: np.ndarray | None
+    ) -> list[tuple[int, float]]:
+        """Hybrid ranking: convex combination over both candidate lists (fusion.py)."""
+        if qv is None:
+            return kw
+        cos = dict(sem)
+        missing = [d for d, _ in kw if d not in cos]
+        if missing:
+            vecs = self.vectors.get(missing)
+            for d, v in zip(missing, vecs @ qv, strict=True):
+                if not np.isnan(v):
+                    cos[d] = float(v)
+        return fusion.convex(kw, cos)
 
     def vector_ranking(
         self, qv: np.ndarray, filt: Node | None, k: int, exclude: int | None = None
@@ -266,14 +283,14 @@ class SearchIndex:
             ranked, total = self.keyword_ranking(kwq, limit, offset, sort)
         else:
             depth = max(CANDIDATES, offset + limit)
-            sem = self.semantic_ranking(text, filt, depth)
+            sem, qv = self.semantic_ranking(text, filt, depth)
             ranks["semantic"] = {d: i + 1 for i, (d, _) in enumerate(sem)}
             if mode == "semantic":
                 ranked, total = sem, len(sem)
             else:
                 kw, total = self.keyword_ranking(kwq, depth)
                 ranks["keyword"] = {d: i + 1 for i, (d, _) in enumerate(kw)}
-                ranked = fusion.rrf([kw, sem])
+                ranked = self.fuse(kw, sem, qv)
             if sort == "date":
                 dates = self._dates([d for d, _ in ranked])
                 ranked = sorted(ranked, key=lambda p: -dates.get(p[0], 0))
@@ -292,15 +309,13 @@ class SearchIndex:
         if not text.strip():
             raise QueryError("related: the text is empty")
         filt = parse_query(filter_query) if filter_query else None
-        sem = self.semantic_ranking(text[:5000], filt, CANDIDATES)
-        words = " ".join(w.lower() for w in _WORD_RE.findall(text[:5000])[:64])
+        sem, qv = self.semantic_ranking(text[:5000], filt, CANDIDATES)
         kw: list[tuple[int, float]] = []
-        if words:
-            node: Node = parse_query(f"({words})")
-            if filt is not None:
-                node = Bool(must=[node, filt])
-            kw, _ = self.keyword_ranking(self.keyword.translate(node), CANDIDATES)
-        ranked = fusion.rrf([kw, sem])[:limit]
+        node: Node = free_text_query(text[:5000])
+        if filt is not None:
+            node = Bool(must=[node, filt])
+        kw, _ = self.keyword_ranking(self.keyword.translate(node), CANDIDATES)
+        ranked = self.fuse(kw, sem, qv)[:limit]
         hits = self._hits(ranked, None, {"semantic": {d: i + 1 for i, (d, _) in enumerate(sem)}}, False)
         return SearchResult(text[:80], "related", len(sem), hits, None, (time.perf_counter() - t0) * 1000)
 

@@ -361,3 +361,15 @@ def parse_query(q: str) -> Node:
     if not q.strip():
         raise QueryError("empty query")
     return _Parser(q).parse()
+
+
+_FREE_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def free_text_query(text: str, max_words: int = 64) -> Node:
+    """A ranked OR of the words of arbitrary text (a claim, a pasted abstract), with no
+    query syntax: quotes, colons and operators in the text are just words."""
+    words = [w.lower() for w in _FREE_WORD.findall(text)][:max_words]
+    if not words:
+        raise QueryError("the text has no words to search for")
+    return Bool(should=[Term(None, w) for w in words])
