@@ -1,0 +1,127 @@
+"""In-process HTTP tests of the site and its JSON twins, on real feed records plus a hostile
+one (its title and abstract are markup that must render as text)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+
+import bibtexparser
+import pytest
+from lxml import etree
+from starlette.testclient import TestClient
+
+from conftest import shared_file
+from paperdesk.ingest import ingest_paths
+from paperdesk.store import open_store
+from paperdesk.web.app import create_app
+
+HOSTILE_TITLE = '<img src=x onerror="window.__pwned=1"> Attention is all you need'
+HOSTILE_ABSTRACT = "<script>window.__pwned=1</script> We study $\\mathcal{O}(n^2)$ attention."
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory: pytest.TempPathFactory) -> TestClient:
+    tmp = tmp_path_factory.mktemp("web")
+    feed = tmp / "feed.jsonl"
+    with gzip.open(shared_file("arxiv/daily-feed-2025-03-to-2026-04.jsonl.gz"), "rb") as f:
+        feed.write_bytes(b"".join(line for _, line in zip(range(600), f, strict=False)))
+    hostile = tmp / "hostile.jsonl"
+    hostile.write_text(json.dumps({
+        "source": "evil", "id": "1", "title": HOSTILE_TITLE, "abstract": HOSTILE_ABSTRACT,
+        "authors": ["Mallory <b>Bold</b>"], "date": "2025-03-18", "categories": ["cs.LG"],
+    }) + "\n")
+    db = tmp / "p.db"
+    with open_store(db) as store:
+        ingest_paths(store, [feed, hostile])
+        # the hostile record appears on a day of its own, the day before the feed starts
+        store.conn.execute("UPDATE records SET feed_date = '2025-03-17' WHERE source = 'evil'")
+    return TestClient(create_app(db))
+
+
+def feed_days(n: int = 600) -> list[str]:
+    with gzip.open(shared_file("arxiv/daily-feed-2025-03-to-2026-04.jsonl.gz"), "rt") as f:
+        return sorted({json.loads(line)["feed_date"] for _, line in zip(range(n), f, strict=False)})
+
+
+def test_daily_page_and_twin(client: TestClient) -> None:
+    days = feed_days()
+    data = client.get("/index.json").json()
+    assert data["day"] == days[-1] and data["prev_day"] == days[-2] and data["next_day"] is None
+    assert data["total"] == len(data["works"]) or data["pages"] > 1
+    page = client.get("/")
+    assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+    for w in data["works"][:5]:
+        assert f'href="/papers/{w["work_id"]}"' in page.text
+    assert client.get("/api/daily").json() == data
+    day = client.get("/index.json", params={"day": "2025-03-18", "subject": "cs"}).json()
+    assert day["prev_day"] == "2025-03-17" and day["next_day"] == days[1]
+    assert all(any(s["code"].startswith("cs.") for s in w["subjects"]) for w in day["works"])
+    counts = {s["code"]: s["count"] for s in day["subject_counts"]}
+    cv = client.get("/index.json", params={"day": "2025-03-18", "subject": "cs.CV"}).json()
+    assert cv["total"] == counts["cs.CV"] > 0
+
+
+def test_paper_page_twin_and_exports(client: TestClient) -> None:
+    wid = client.get("/index.json").json()["works"][0]["work_id"]
+    data = client.get(f"/papers/{wid}.json").json()
+    assert data["work_id"] == wid and data["records"][0]["url"].startswith("https://arxiv.org/abs/")
+    assert client.get(f"/api/papers/{wid}").json() == data
+    html = client.get(f"/papers/{wid}").text
+    assert data["records"][0]["url"] in html
+    bib = client.get(f"/papers/{wid}/cite.bib")
+    lib = bibtexparser.parse_string(bib.text)
+    assert not lib.failed_blocks and lib.entries[0]["eprint"] == data["arxiv_id"]
+    assert client.get(f"/papers/{wid}/cite.ris").text.startswith("TY  - ")
+    assert client.get(f"/papers/{wid}/cite.csl.json").json()[0]["title"]
+
+
+def test_hostile_text_renders_as_text(client: TestClient) -> None:
+    day = client.get("/", params={"day": "2025-03-17"}).text
+    assert "window.__pwned" in day  # the text is there …
+    assert "<script>window.__pwned" not in day and "<img src=x" not in day  # … never as markup
+    assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in day
+    assert "Mallory" in day and "<b>Bold" not in day and "&lt;/b" in day
+
+
+def test_no_inline_script_and_strict_csp(client: TestClient) -> None:
+    resp = client.get("/")
+    csp = resp.headers["content-security-policy"]
+    assert "script-src 'self'" in csp and "unsafe-inline" not in csp.split("style-src-attr")[0]
+    assert resp.headers["x-content-type-options"] == "nosniff"
+    assert not re.search(r"<script(?![^>]*\bsrc=)[^>]*>", resp.text), "inline script found"
+    assert " on" not in re.sub(r'"[^"]*"', "", "".join(re.findall(r"<[a-z][^>]*>", resp.text)))
+
+
+@pytest.mark.parametrize(
+    ("url", "status"),
+    [("/papers/W999999", 404), ("/papers/nonsense", 404), ("/?day=2026-13-45", 400),
+     ("/?subject=no.such", 400), ("/?page=0", 400), ("/nope", 404)],
+)
+def test_one_error_shape(client: TestClient, url: str, status: int) -> None:
+    html = client.get(url)
+    assert html.status_code == status and "text/html" in html.headers["content-type"]
+    j = client.get(url, headers={"accept": "application/json"})
+    body = j.json()
+    assert j.status_code == status and set(body) == {"error"}
+    assert body["error"]["status"] == status and body["error"]["title"] and body["error"]["detail"]
+
+
+def test_feeds_are_valid(client: TestClient) -> None:
+    atom = client.get("/feed.atom")
+    assert atom.headers["content-type"].startswith("application/atom+xml")
+    root = etree.fromstring(atom.content)
+    ns = {"a": "http://www.w3.org/2005/Atom"}
+    entries = root.findall("a:entry", ns)
+    assert entries and all(e.find("a:title", ns).text for e in entries)
+    assert all(e.find("a:id", ns).text.startswith("http") for e in entries)
+    rss = etree.fromstring(client.get("/feed.rss", params={"subject": "cs.CV"}).content)
+    assert rss.tag == "rss" and rss.findall("channel/item")
+
+
+def test_openapi_and_body_limit(client: TestClient) -> None:
+    spec = client.get("/openapi.json").json()
+    assert "/api/daily" in spec["paths"] and "/api/papers/{work_id}" in spec["paths"]
+    big = client.post("/api/daily", content=b"x" * (2 << 20))
+    assert big.status_code == 413 and big.json()["error"]["status"] == 413
