@@ -1,0 +1,127 @@
+"""End to end in a real headless Chromium (Debian's /usr/bin/chromium, driven by Playwright):
+the daily feed, day and subject navigation, a paper page, math rendering, and a hostile
+abstract that must not execute. Screenshots go to test-artifacts/."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from conftest import ROOT, shared_file
+from paperdesk.ingest import ingest_paths
+from paperdesk.store import open_store
+
+CHROMIUM = os.environ.get("PAPERDESK_CHROMIUM", "/usr/bin/chromium")
+ARTIFACTS = ROOT / "test-artifacts"
+
+pytestmark = pytest.mark.browser
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    if not shutil.which(CHROMIUM):
+        pytest.skip(f"no Chromium at {CHROMIUM}: `apt-get install chromium` (.ci/run does)")
+    uvicorn = pytest.importorskip("uvicorn")
+    from paperdesk.web.app import create_app
+
+    tmp = tmp_path_factory.mktemp("site")
+    feed = tmp / "feed.jsonl"
+    with gzip.open(shared_file("arxiv/daily-feed-2025-03-to-2026-04.jsonl.gz"), "rb") as f:
+        feed.write_bytes(b"".join(line for _, line in zip(range(400), f, strict=False)))
+    hostile = tmp / "hostile.jsonl"
+    hostile.write_text(json.dumps({
+        "source": "evil", "id": "1",
+        "title": 'Hostile <img src=x onerror="window.__pwned=1"> paper about $\\alpha$',
+        "abstract": "<script>window.__pwned=2</script> Bounds of $\\mathcal{O}(n^2)$ and $x^2$.",
+        "authors": ["Mallory"], "categories": ["cs.LG"],
+    }) + "\n")
+    db = tmp / "p.db"
+    with open_store(db) as store:
+        ingest_paths(store, [feed, hostile])
+        store.conn.execute("UPDATE records SET feed_date = '2025-03-17' WHERE source = 'evil'")
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(db), host="127.0.0.1", port=port,
+                                           log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    for _ in range(200):
+        if server.started:
+            break
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def page(site: str) -> Iterator[object]:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync"],
+        )
+        pg = browser.new_page(viewport={"width": 1200, "height": 900})
+        errors: list[str] = []
+        pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        pg.errors = errors  # type: ignore[attr-defined]
+        yield pg
+        browser.close()
+
+
+def test_daily_navigation_and_paper(site: str, page: object) -> None:
+    pg = page  # playwright Page
+    pg.goto(site + "/")  # type: ignore[attr-defined]
+    latest = pg.locator("h1 time").inner_text()  # type: ignore[attr-defined]
+    pg.screenshot(path=str(ARTIFACTS / "daily.png"), full_page=False)  # type: ignore[attr-defined]
+    # previous day by the link
+    pg.locator("nav.days a[rel=prev]").click()  # type: ignore[attr-defined]
+    pg.wait_for_load_state()  # type: ignore[attr-defined]
+    prev = pg.locator("h1 time").inner_text()  # type: ignore[attr-defined]
+    assert prev < latest
+    # subject filter: choosing in the menu navigates by itself (progressive JS)
+    first_subject = pg.locator("#subject option").nth(1).get_attribute("value")  # type: ignore[attr-defined]
+    with pg.expect_navigation():  # type: ignore[attr-defined]
+        pg.select_option("#subject", first_subject)  # type: ignore[attr-defined]
+    assert f"subject={first_subject}" in pg.url  # type: ignore[attr-defined]
+    n = pg.locator("article.work").count()  # type: ignore[attr-defined]
+    assert n > 0
+    # open a paper, keyboard only
+    pg.locator("article.work h2 a").first.focus()  # type: ignore[attr-defined]
+    with pg.expect_navigation():  # type: ignore[attr-defined]
+        pg.keyboard.press("Enter")  # type: ignore[attr-defined]
+    assert "/papers/" in pg.url  # type: ignore[attr-defined]
+    assert pg.locator("section.record").count() >= 1  # type: ignore[attr-defined]
+    assert "arxiv.org/abs/" in pg.locator("section.record a").first.get_attribute("href")  # type: ignore[attr-defined]
+    pg.screenshot(path=str(ARTIFACTS / "paper.png"), full_page=True)  # type: ignore[attr-defined]
+
+
+def test_math_renders_and_hostile_markup_does_not_run(site: str, page: object) -> None:
+    pg = page
+    pg.goto(site + "/?day=2025-03-17")  # type: ignore[attr-defined]
+    pg.locator("details.abstract summary").first.click()  # type: ignore[attr-defined]
+    pg.wait_for_selector(".katex")  # type: ignore[attr-defined]
+    assert pg.locator("h2.title .katex").count() == 1  # type: ignore[attr-defined]  # $\alpha$ in the title
+    assert pg.locator("details.abstract .katex").count() == 2  # type: ignore[attr-defined]
+    assert pg.evaluate("window.__pwned === undefined")  # type: ignore[attr-defined]
+    assert pg.locator("img[src=x]").count() == 0  # type: ignore[attr-defined]
+    assert "<script>window.__pwned=2</script>" in pg.locator("details.abstract p").inner_text()  # type: ignore[attr-defined]
+    pg.screenshot(path=str(ARTIFACTS / "hostile-and-math.png"), full_page=False)  # type: ignore[attr-defined]
+    assert not [e for e in pg.errors if "Content Security Policy" in e]  # type: ignore[attr-defined]
