@@ -327,6 +327,9 @@ def test_oai_dc_format() -> None:
     assert r.abstract == "  At the heart of the Conway-Kochen Free Will theorem ..."
     assert r.keywords == ["Computer Science - Discrete Mathematics"]
     assert r.doi == "10.4204/EPTCS.172.11" and r.submitted == "2014-12-29"
+    # without the header identifier, the id comes from the abs-page dc:identifier
+    bare = inner.replace(" <identifier>oai:arXiv.org:1412.8544</identifier>\n", "")
+    assert [x.key for x in records(parse_all(arxiv_oai, envelope(bare)))] == ["arxiv:1412.8544"]
 
 
 def test_oai_errors() -> None:

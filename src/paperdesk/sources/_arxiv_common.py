@@ -20,7 +20,6 @@ from lxml import etree
 
 from paperdesk.errors import ParseError
 from paperdesk.model import Author, SourceRecord
-from paperdesk.normalize.ids import split_arxiv_id
 from paperdesk.sources._jsonio import read_json
 
 ABS_URL = "https://arxiv.org/abs/"
@@ -72,21 +71,6 @@ def _slow_rfc2822(text: str) -> str | None:
         return datetime.fromtimestamp(stamp, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     except (ValueError, OverflowError, OSError, TypeError, IndexError):
         return None
-
-
-# The shapes bulk inputs actually hold (`2503.11677`, `hep-th/9709111v2`): matched once,
-# without the URL/prefix handling of the general parser, which costs 3-4x more per record.
-_PLAIN_ID = re.compile(r"(\d{4}\.\d{4,5}|[a-z][a-z\-]*/\d{7})(v\d+)?")
-
-
-def split_id(text: str | None) -> tuple[str, str | None] | None:
-    """`(id_without_version, "vN" or None)` from an id, `arXiv:` form or abs/pdf URL."""
-    if not text:
-        return None
-    m = _PLAIN_ID.fullmatch(text)
-    if m:
-        return m.group(1), m.group(2)
-    return split_arxiv_id(text)
 
 
 def abs_url(aid: str) -> str:

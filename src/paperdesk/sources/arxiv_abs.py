@@ -31,11 +31,11 @@ from typing import BinaryIO
 
 from paperdesk.errors import ParseError
 from paperdesk.model import SourceRecord, Version
+from paperdesk.normalize.ids import split_arxiv_id
 from paperdesk.sources._arxiv_common import (
     new_record,
     rfc2822_to_iso,
     split_arxiv_authors,
-    split_id,
 )
 
 NAME = "arxiv-abs"
@@ -135,7 +135,7 @@ def parse_record(lines: list[str], raw: bytes) -> SourceRecord:
         if key == "arXiv" or key.startswith("Paper"):
             ident = value.strip()
             break
-    parts = split_id(ident)
+    parts = split_arxiv_id(ident)
     if parts is None:
         raise ParseError(f"no arXiv id in the header (got {ident!r})")
     aid, _ = parts

@@ -19,12 +19,12 @@ from lxml import etree
 
 from paperdesk.errors import ParseError
 from paperdesk.model import Author, SourceRecord, Version
+from paperdesk.normalize.ids import split_arxiv_id
 from paperdesk.sources._arxiv_common import (
     child_texts,
     free,
     new_record,
     pick,
-    split_id,
     to_int,
     version_list,
     xml_elements,
@@ -107,7 +107,7 @@ def _entry(entry: etree._Element) -> SourceRecord:
     if "/api/errors" in ident:
         message = pick(t, f"{ATOM}summary") or ident
         raise ParseError(f"arXiv API error: {message}")
-    parts = split_id(ident)
+    parts = split_arxiv_id(ident)
     if parts is None:
         raise ParseError(f"entry id {ident[:200]!r} is not an arXiv id")
     aid, latest = parts

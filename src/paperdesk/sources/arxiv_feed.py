@@ -21,12 +21,12 @@ from typing import Any, BinaryIO
 
 from paperdesk.errors import ParseError
 from paperdesk.model import Author, SourceRecord, Version
+from paperdesk.normalize.ids import split_arxiv_id
 from paperdesk.sources._arxiv_common import (
     first_json_object,
     new_record,
     opt_str,
     parse_json_lines,
-    split_id,
     version_list,
 )
 
@@ -57,7 +57,7 @@ def parse(stream: BinaryIO, origin: str) -> Iterator[SourceRecord | ParseError]:
 
 
 def _record(d: dict[str, Any], raw: bytes) -> SourceRecord:
-    parts = split_id(opt_str(d, "id"))
+    parts = split_arxiv_id(opt_str(d, "id"))
     if parts is None:
         raise ParseError(f"no arXiv id (id={str(d.get('id'))[:80]!r})")
     aid, latest = parts

@@ -26,6 +26,7 @@ from lxml import etree
 
 from paperdesk.errors import ParseError
 from paperdesk.model import Author, SourceRecord, Version
+from paperdesk.normalize.ids import split_arxiv_id
 from paperdesk.sources._arxiv_common import (
     child_texts,
     free,
@@ -34,7 +35,6 @@ from paperdesk.sources._arxiv_common import (
     pick,
     rfc2822_to_iso,
     split_arxiv_authors,
-    split_id,
     to_int,
     xml_elements,
     xml_text,
@@ -172,7 +172,7 @@ def _record(rec: etree._Element) -> SourceRecord:
 def _base(ns: str, body: etree._Element, ident: str | None, raw: bytes) -> SourceRecord:
     """Fields `arXiv` and `arXivRaw` share (same element names, different namespaces)."""
     t = child_texts(body)
-    parts = split_id(pick(t, f"{ns}id")) or split_id(ident)
+    parts = split_arxiv_id(pick(t, f"{ns}id")) or split_arxiv_id(ident)
     if parts is None:
         raise ParseError(f"no arXiv id in record {ident or '?'}")
     rec = new_record(
@@ -245,7 +245,7 @@ def _arxiv_fields(rec: SourceRecord, body: etree._Element, t: dict[str, str]) ->
 
 def _oai_dc(body: etree._Element, ident: str | None, raw: bytes) -> SourceRecord:
     urls = [t for t in (_clean(e.text) for e in body.iterfind(f"{DC}identifier")) if t]
-    parts = split_id(ident) or next((p for p in map(split_id, urls) if p), None)
+    parts = split_arxiv_id(ident) or next((p for p in map(split_arxiv_id, urls) if p), None)
     if parts is None:
         raise ParseError(f"no arXiv id in record {ident or '?'}")
     aid = parts[0]

@@ -22,6 +22,7 @@ from typing import Any, BinaryIO
 
 from paperdesk.errors import ParseError
 from paperdesk.model import Author, SourceRecord, Version
+from paperdesk.normalize.ids import split_arxiv_id
 from paperdesk.sources._arxiv_common import (
     first_json_object,
     new_record,
@@ -29,7 +30,6 @@ from paperdesk.sources._arxiv_common import (
     parse_json_lines,
     rfc2822_to_iso,
     split_arxiv_authors,
-    split_id,
 )
 
 NAME = "arxiv-snapshot"
@@ -52,7 +52,7 @@ def parse(stream: BinaryIO, origin: str) -> Iterator[SourceRecord | ParseError]:
 
 
 def _record(d: dict[str, Any], raw: bytes) -> SourceRecord:
-    parts = split_id(opt_str(d, "id"))
+    parts = split_arxiv_id(opt_str(d, "id"))
     if parts is None:
         raise ParseError(f"no arXiv id (id={str(d.get('id'))[:80]!r})")
     aid = parts[0]
