@@ -98,3 +98,13 @@ def test_hostile_text_is_stored_verbatim(tmp_path: Path) -> None:
         assert sqlite3.connect(tmp_path / "p.db").execute("PRAGMA integrity_check").fetchone() == (
             "ok",
         )
+
+
+def test_category_index_follows_updates(tmp_path: Path) -> None:
+    with open_store(tmp_path / "p.db") as store:
+        store.put_records([rec(b"a", "v1", "2024-01-02", categories=["cs.LG", "I.2.7"])], origin="f")
+        store.put_records([rec(b"b", "v2", "2024-02-02", categories=["cs.CL", "cs.LG"])], origin="f")
+        rows = store.conn.execute(
+            "SELECT position, code FROM record_categories ORDER BY position"
+        ).fetchall()
+        assert rows == [(0, "cs.CL"), (1, "cs.LG")]

@@ -59,9 +59,9 @@ def decode_record(data: bytes, raw: bytes = b"") -> SourceRecord:
 
 # A record ready for the `records` and `payloads` tables, as a plain tuple:
 # (key, source, source_id, data, title, year, doi, arxiv_id, feed_date, submitted,
-#  latest_version, sha256, raw_format, raw)
+#  latest_version, sha256, raw_format, raw, categories)
 Row = tuple[Any, ...]
-ROW_DIGEST, ROW_FORMAT, ROW_RAW = 11, 12, 13
+ROW_DIGEST, ROW_FORMAT, ROW_RAW, ROW_CATEGORIES = 11, 12, 13, 14
 
 
 def prepare_row(rec: SourceRecord, digest: str) -> Row:
@@ -69,7 +69,7 @@ def prepare_row(rec: SourceRecord, digest: str) -> Row:
     return (
         rec.key, rec.source, rec.source_id, encode_record(rec), rec.title, rec.year, rec.doi,
         rec.arxiv_id, rec.feed_date, rec.submitted, rec.latest_version,
-        digest, rec.raw_format, rec.raw,
+        digest, rec.raw_format, rec.raw, tuple(rec.categories),
     )
 
 
@@ -239,6 +239,22 @@ class SQLiteStore:
                 [
                     (*prepare_row(r, "")[3:ROW_DIGEST], stamp, seq, rowid)
                     for rowid, r in changed.items()
+                ],
+            )
+            cats = [
+                (rowid, row[ROW_CATEGORIES], row[8]) for rowid, row in fresh.values()
+            ] + [(rowid, tuple(r.categories), r.feed_date) for rowid, r in changed.items()]
+            self.conn.executemany(
+                "DELETE FROM record_categories WHERE record_rowid = ?",
+                [(rowid,) for rowid in changed],
+            )
+            self.conn.executemany(
+                "INSERT INTO record_categories (record_rowid, position, code, feed_date)"
+                " VALUES (?, ?, ?, ?)",
+                [
+                    (rowid, i, code, day)
+                    for rowid, codes, day in cats
+                    for i, code in enumerate(codes)
                 ],
             )
             self.conn.executemany(
