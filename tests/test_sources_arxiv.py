@@ -777,9 +777,22 @@ def test_json_sniffers_tell_the_shapes_apart() -> None:
     snap = snapshot_sample()
     assert arxiv_feed.sniff(feed, "x") and not arxiv_snapshot.sniff(feed, "x")
     assert arxiv_snapshot.sniff(snap, "x") and not arxiv_feed.sniff(snap, "x")
-    papers = shared_file("openreview/papers.jsonl").read_bytes()[:65536]
-    for parser in (arxiv_feed, arxiv_snapshot, arxiv_abs, arxiv_oai, arxiv_atom):
-        assert not parser.sniff(papers, "papers.jsonl"), parser.NAME
+    others = [
+        shared_file(rel)
+        for rel in (
+            "openreview/papers.jsonl",
+            "openreview/signatures.jsonl",
+            "openreview/api-v1-notes.json",
+            "semanticscholar/Paper.json",
+            "crossref/test-works/test_works_with_one_id.yaml",
+            "dblp-acm/ACM.csv",
+            "arxiv/taxonomy/arXiv_categories.json",
+        )
+    ]
+    for path in others:
+        head = path.read_bytes()[:65536]
+        for parser in (arxiv_feed, arxiv_snapshot, arxiv_abs, arxiv_oai, arxiv_atom):
+            assert not parser.sniff(head, path.name), (parser.NAME, path)
     # the XML sniffers do not claim each other's documents, nor the JSON ones
     oai, atom = oai_body(LISTRECORDS), atom_body("q_testing_s0_m10_bc5a6c384fe9.json")
     assert detect(oai[:65536], "x").NAME == "arxiv-oai"
