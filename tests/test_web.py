@@ -125,3 +125,26 @@ def test_openapi_and_body_limit(client: TestClient) -> None:
     assert "/api/daily" in spec["paths"] and "/api/papers/{work_id}" in spec["paths"]
     big = client.post("/api/daily", content=b"x" * (2 << 20))
     assert big.status_code == 413 and big.json()["error"]["status"] == 413
+
+
+def test_subjects_index_and_pages(client: TestClient) -> None:
+    index = client.get("/subjects.json").json()
+    assert client.get("/api/subjects").json() == index
+    cs = next(g for g in index["groups"] if g["code"] == "cs")
+    lg = next(c for a in cs["archives"] for c in a["categories"] if c["code"] == "cs.LG")
+    assert lg["name"] == "Machine Learning" and lg["count"] > 0
+    html = client.get("/subjects").text
+    assert 'href="/subjects/cs.LG"' in html and "Machine Learning" in html
+    page = client.get("/subjects/cs.LG.json").json()
+    assert page["kind"] == "category" and 0 < len(page["works"]) <= 50
+    assert all(any(s["code"] == "cs.LG" for s in w["subjects"]) for w in page["works"])
+    days = [w["date"] for w in page["works"]]
+    assert days == sorted(days, reverse=True)  # newest first
+    alias = client.get("/subjects/math.IT.json").json()
+    assert alias["code"] == "cs.IT" and alias["redirected_from"] == "math.IT"
+    archive = client.get("/subjects/cs.json").json()
+    assert archive["kind"] == "archive" and archive["count"] >= lg["count"]
+    assert client.get("/subjects/cs.LG").status_code == 200
+    atom = etree.fromstring(client.get("/subjects/cs.LG.atom").content)
+    assert atom.findall("{http://www.w3.org/2005/Atom}entry")
+    assert client.get("/subjects/no.such.json").json()["error"]["status"] == 404

@@ -207,3 +207,89 @@ def paper(store: SQLiteStore, work_id: str) -> dict[str, Any]:
         for r in records
     ]
     return out
+
+
+_COUNTS: dict[str, tuple[tuple[int, int], dict[str, int]]] = {}
+
+
+def subject_counts(store: SQLiteStore) -> dict[str, int]:
+    """Records per canonical subject (aliases folded in), cached until records change."""
+    version = q.data_version(store.conn)
+    cached = _COUNTS.get(store.path)
+    if cached and cached[0] == version:
+        return cached[1]
+    tax = taxonomy.load()
+    counts: Counter[str] = Counter()
+    for code, n in q.code_counts(store.conn).items():
+        canon = tax.canonical(code)
+        if canon:
+            counts[canon] += n
+    _COUNTS[store.path] = (version, dict(counts))
+    return dict(counts)
+
+
+def subjects_index(store: SQLiteStore) -> dict[str, Any]:
+    """The taxonomy grouped by group and archive, with full names and counts."""
+    tax = taxonomy.load()
+    counts = subject_counts(store)
+    groups: dict[str, dict[str, Any]] = {}
+    for cat in tax.subjects():
+        g = groups.setdefault(cat.group, {"code": cat.group, "name": tax.groups.get(cat.group, cat.group),
+                                          "count": 0, "archives": {}})
+        arch = g["archives"].setdefault(cat.archive, {
+            "code": cat.archive,
+            "name": str(tax.archives.get(cat.archive, {}).get("name", cat.archive)),
+            "count": 0, "categories": [],
+        })
+        n = counts.get(cat.id, 0)
+        arch["categories"].append({"code": cat.id, "name": cat.name, "active": cat.active,
+                                   "aliases": list(cat.aliases), "count": n})
+        arch["count"] += n
+        g["count"] += n
+    out = []
+    for g in groups.values():
+        archives = sorted(g["archives"].values(), key=lambda a: (not a["categories"][0]["active"], a["code"]))
+        out.append({**g, "archives": archives})
+    return {"groups": out, "total_records": sum(counts.values())}
+
+
+def subject_page(store: SQLiteStore, code: str, limit: int = 50) -> dict[str, Any]:
+    """A subject — a category (`cs.LG`, aliases such as `math.IT` lead to their canonical
+    twin) or a whole archive (`cs`, `math`) — with its newest works."""
+    tax = taxonomy.load()
+    conn = store.conn
+    counts = subject_counts(store)
+    subcats = [c for c in tax.subjects() if c.archive == code and c.id != code]
+    cat = tax.get(code)
+    if code in tax.archives and subcats:
+        archive = tax.archives[code]
+        rows = q.recent_in(conn, [], code + ".", limit)
+        info: dict[str, Any] = {
+            "code": code, "name": str(archive.get("name", code)), "kind": "archive",
+            "archive": code, "group": tax.groups.get(str(archive.get("group")), ""),
+            "active": bool(archive.get("active", True)), "aliases": [], "redirected_from": None,
+            "count": sum(n for c, n in counts.items() if c.startswith(code + ".") or c == code),
+            "categories": [{"code": c.id, "name": c.name, "count": counts.get(c.id, 0)}
+                           for c in subcats],
+        }
+    elif cat is not None:
+        canon = tax.categories[cat.canonical]
+        rows = q.recent_in(conn, [canon.id, *canon.aliases], None, limit)
+        info = {
+            "code": canon.id, "name": canon.name, "kind": "category", "archive": canon.archive,
+            "group": tax.groups.get(canon.group, canon.group), "active": canon.active,
+            "aliases": list(canon.aliases), "redirected_from": code if code != canon.id else None,
+            "count": counts.get(canon.id, 0), "categories": [],
+        }
+    else:
+        raise NotFoundError(f"no arXiv subject {code[:40]!r} (see /subjects)")
+    seen: dict[str, None] = {}
+    for wid, _ in rows:
+        seen.setdefault(wid)
+    records = q.work_records(conn, list(seen))
+    authors = q.author_ids(conn, [r.key for recs in records.values() for r in recs])
+    info["works"] = [work_summary(store, w, records[w], authors) for w in seen if records[w]]
+    info["latest_day"] = max(
+        (r.feed_date for recs in records.values() for r in recs if r.feed_date), default=None
+    )
+    return info

@@ -94,3 +94,34 @@ def follow_work(conn: sqlite3.Connection, work_id: str) -> str:
             break
         wid = int(row[0])
     return f"W{wid}"
+
+
+def code_counts(conn: sqlite3.Connection) -> dict[str, int]:
+    """Records listing each category code as given (any position)."""
+    rows = conn.execute("SELECT code, COUNT(*) FROM record_categories GROUP BY code")
+    return {str(code): int(n) for code, n in rows}
+
+
+def data_version(conn: sqlite3.Connection) -> tuple[int, int]:
+    """Changes whenever records change: a cheap key for caching derived counts."""
+    row = conn.execute("SELECT COALESCE(MAX(seq), 0), COUNT(*) FROM records").fetchone()
+    return int(row[0]), int(row[1])
+
+
+def recent_in(
+    conn: sqlite3.Connection, codes: Sequence[str], prefix: str | None, limit: int
+) -> list[tuple[str, SourceRecord]]:
+    """(work id, record) of the newest records listing any of `codes` (or any code starting
+    with `prefix`, for a whole archive such as `cs.`), newest feed day first."""
+    if prefix:
+        where, args = "rc.code >= ? AND rc.code < ?", [prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)]
+    else:
+        where, args = f"rc.code IN ({_marks(len(codes))})", list(codes)
+    join = (
+        " LEFT JOIN work_records wr ON wr.record_key = r.key"
+        if _has(conn, "work_records") else ""
+    )
+    wid = "COALESCE('W' || wr.work_id, 'R' || r.rowid)" if join else "'R' || r.rowid"
+    # Only fixed SQL fragments and placeholders are interpolated below.
+    sql = f"SELECT DISTINCT {wid}, r.data, rc.feed_date FROM record_categories rc JOIN records r ON r.rowid = rc.record_rowid{join} WHERE {where} ORDER BY rc.feed_date DESC, rc.record_rowid DESC LIMIT ?"  # noqa: S608
+    return [(w, decode_record(d)) for w, d, _ in conn.execute(sql, [*args, limit])]

@@ -157,6 +157,7 @@ def create_app(db: str | Path, settings: WebSettings | None = None) -> FastAPI:
     from paperdesk.web import pages
 
     pages.register(app)
+    pages.register_subjects(app)
     app.add_middleware(security.BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(security.SecurityHeaders)
     return app

@@ -105,3 +105,29 @@ def register(app: FastAPI) -> None:
         title = f"paperdesk: new papers{' in ' + data['subject'] if data['subject'] else ''}"
         kind = "rss" if request.url.path.endswith(".rss") else "atom"
         return feeds.response(request, kind, title, data["works"], data["day"])
+
+
+def register_subjects(app: FastAPI) -> None:
+    @app.get("/subjects", include_in_schema=False)
+    @app.get("/subjects.json", include_in_schema=False)
+    @app.get("/api/subjects", summary="The arXiv taxonomy with counts")
+    def subjects_index(request: Request) -> Response:
+        data = catalog.subjects_index(store_of(request))
+        if request.url.path == "/subjects":
+            return render(request, "subjects.html", data)
+        return json_response(data)
+
+    @app.get("/subjects/{code}", include_in_schema=False)
+    def subject_page(request: Request, code: str) -> Response:
+        if code.endswith((".atom", ".rss")):
+            kind = code.rsplit(".", 1)[1]
+            data = catalog.subject_page(store_of(request), code.rsplit(".", 1)[0], limit=100)
+            return feeds.response(request, kind, f"paperdesk: {data['code']} — {data['name']}",
+                                  data["works"], data["latest_day"])
+        code, as_json = _strip_json(code)
+        data = catalog.subject_page(store_of(request), code)
+        return json_response(data) if as_json else render(request, "subject.html", data)
+
+    @app.get("/api/subjects/{code}", summary="A subject with its newest works")
+    def subject_api(request: Request, code: str) -> Response:
+        return json_response(catalog.subject_page(store_of(request), code))
