@@ -78,38 +78,30 @@ def _subblocks(sigs: Sequence[Signature], members: list[int]) -> list[list[int]]
     return out
 
 
-def score_block(
-    sigs: Sequence[Signature],
-    vectors: sparse.csr_matrix,
-    model: PairModel,
-    fixed: Mapping[str, str] | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """(distance, cannot) matrices for one block. Pairs of two fixed signatures are not
-    scored (their profiles are settled), nor are hard cannot-link pairs."""
-    n = len(sigs)
-    fixed = fixed or {}
-    dist = np.ones((n, n))
+def _candidates(
+    sigs: Sequence[Signature], members: Sequence[int], fixed: Mapping[str, str]
+) -> tuple[np.ndarray, list[tuple[int, int]]]:
+    """The cannot-link matrix of one block and the local pairs worth scoring: pairs of
+    two fixed signatures are settled (same profile, or cannot-link between profiles), and
+    hard cannot-link pairs need no score."""
+    n = len(members)
     cannot = np.zeros((n, n), dtype=bool)
     pairs: list[tuple[int, int]] = []
-    for i in range(n):
-        fi = fixed.get(sigs[i].sig_id)
-        for j in range(i + 1, n):
-            fj = fixed.get(sigs[j].sig_id)
-            if fi is not None and fj is not None:
-                if fi != fj:
-                    cannot[i, j] = cannot[j, i] = True
+    for a in range(n):
+        sa = sigs[members[a]]
+        fa = fixed.get(sa.sig_id)
+        for b in range(a + 1, n):
+            sb = sigs[members[b]]
+            fb = fixed.get(sb.sig_id)
+            if fa is not None and fb is not None:
+                if fa != fb:
+                    cannot[a, b] = cannot[b, a] = True
                 continue
-            if hard_cannot(sigs[i], sigs[j]):
-                cannot[i, j] = cannot[j, i] = True
+            if hard_cannot(sa, sb):
+                cannot[a, b] = cannot[b, a] = True
             else:
-                pairs.append((i, j))
-    if pairs:
-        p = model.predict_proba(pair_features(sigs, vectors, pairs))
-        idx = np.asarray(pairs)
-        dist[idx[:, 0], idx[:, 1]] = 1.0 - p
-        dist[idx[:, 1], idx[:, 0]] = 1.0 - p
-    np.fill_diagonal(dist, 0.0)
-    return dist, cannot
+                pairs.append((a, b))
+    return cannot, pairs
 
 
 @dataclass
@@ -123,6 +115,11 @@ class BlockProblem:
     fixed_profile: list[str | None]
 
 
+SCORE_BATCH = 200_000
+"""Pairs scored per model call: one call per batch, not per block (the per-call overhead
+of 150 trees dominated on stores full of small blocks)."""
+
+
 def prepare(
     sigs: Sequence[Signature],
     *,
@@ -134,33 +131,53 @@ def prepare(
     model = model or default_model()
     cons = constraints or Constraints()
     vecs = text_vectors(sigs) if vectors is None else vectors
-    problems = []
-    for members in block_groups(sigs, cons.must):
-        local = {sigs[i].sig_id: k for k, i in enumerate(members)}
-        sub = [sigs[i] for i in members]
-        dist, cannot = score_block(sub, vecs[members], model, cons.fixed)
-        groups: list[list[int]] = [[local[x] for x in g if x in local] for g in cons.must]
+    blocks = block_groups(sigs, cons.must)
+    block_of = {sigs[i].sig_id: k for k, members in enumerate(blocks) for i in members}
+    musts: dict[int, list[list[str]]] = defaultdict(list)
+    for g in cons.must:
+        for k in {block_of[x] for x in g if x in block_of}:
+            musts[k].append(g)
+    aparts: dict[int, list[list[list[str]]]] = defaultdict(list)
+    for apart in cons.apart:
+        for k in {block_of[x] for g in apart for x in g if x in block_of}:
+            aparts[k].append(apart)
+
+    problems: list[BlockProblem] = []
+    todo: list[tuple[int, int, int]] = []  # (problem, local a, local b)
+    for k, members in enumerate(blocks):
+        local = {sigs[i].sig_id: n for n, i in enumerate(members)}
+        cannot, pairs = _candidates(sigs, members, cons.fixed)
+        groups = [[local[x] for x in g if x in local] for g in musts[k]]
         by_profile: dict[str, list[int]] = defaultdict(list)
-        for k, s in enumerate(sub):
-            if s.sig_id in cons.fixed:
-                by_profile[cons.fixed[s.sig_id]].append(k)
+        for n, i in enumerate(members):
+            if sigs[i].sig_id in cons.fixed:
+                by_profile[cons.fixed[sigs[i].sig_id]].append(n)
         groups.extend(by_profile.values())
-        for apart in cons.apart:
+        for apart in aparts[k]:
             idx = [[local[x] for x in g if x in local] for g in apart]
             for a in range(len(idx)):
                 for b in range(a + 1, len(idx)):
                     for x in idx[a]:
                         cannot[x, idx[b]] = True
                         cannot[idx[b], x] = True
+        dist = np.ones((len(members), len(members)))
+        np.fill_diagonal(dist, 0.0)
         problems.append(
             BlockProblem(
-                members=members,
+                members=list(members),
                 dist=dist,
                 cannot=cannot,
                 must=[g for g in groups if len(g) > 1],
-                fixed_profile=[cons.fixed.get(s.sig_id) for s in sub],
+                fixed_profile=[cons.fixed.get(sigs[i].sig_id) for i in members],
             )
         )
+        todo.extend((len(problems) - 1, a, b) for a, b in pairs)
+    for start in range(0, len(todo), SCORE_BATCH):
+        batch = todo[start : start + SCORE_BATCH]
+        glob = [(problems[p].members[a], problems[p].members[b]) for p, a, b in batch]
+        prob = model.predict_proba(pair_features(sigs, vecs, glob))
+        for (p, a, b), q in zip(batch, prob, strict=True):
+            problems[p].dist[a, b] = problems[p].dist[b, a] = 1.0 - q
     return problems
 
 

@@ -75,7 +75,7 @@ def profile(store: SQLiteStore, author_id: str, *, max_works: int | None = None)
         years = [r.year for r in recs if r.year]
         if years:
             per_year[min(years)] += 1
-        primary = next((r.categories[0] for r in recs if r.categories), None)
+        primary = next(((r.categories or r.keywords)[0] for r in recs if r.categories or r.keywords), None)
         for subject in {s for r in recs for s in (r.categories[:1] or r.keywords[:3])}:
             subjects[subject] += 1
         works.append(
@@ -91,7 +91,7 @@ def profile(store: SQLiteStore, author_id: str, *, max_works: int | None = None)
                         "year": r.year,
                         "title": r.title,
                         "abstract": r.abstract,
-                        "primary_subject": r.categories[0] if r.categories else None,
+                        "primary_subject": (r.categories or r.keywords or [None])[0],
                         "venue": r.venue or r.journal_ref,
                         "url": original_link(r),
                     }

@@ -14,10 +14,15 @@ in SQL by the incremental resolve.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from paperdesk.resolve.works import Doc
 
 MAX_BUCKET = 64
 """Buckets larger than this are ignored: they hold near-empty or boilerplate shingle sets
@@ -41,6 +46,8 @@ class LshScheme:
 
 TITLE = LshScheme(field=1, bands=12, rows=3, seed=11)
 ABSTRACT = LshScheme(field=2, bands=16, rows=2, seed=23)
+EXACT_COLUMNS = 2
+"""`title_keys` ends with this many exact keys: the whole title and the main title."""
 
 
 def _params(scheme: LshScheme) -> tuple[np.ndarray, np.ndarray]:
@@ -79,32 +86,70 @@ def band_keys(sets: Sequence[np.ndarray], scheme: LshScheme, chunk: int = 4096) 
     return out
 
 
-def buckets(keys: np.ndarray) -> Iterator[np.ndarray]:
-    """Row indexes sharing a key, bucket by bucket (size 2..MAX_BUCKET)."""
-    n, nb = keys.shape
-    for band in range(nb):
-        col = keys[:, band]
-        order = np.argsort(col, kind="stable")
-        sk = col[order]
-        if len(sk) < 2:
+def _groups(col: np.ndarray, rows: np.ndarray) -> Iterator[np.ndarray]:
+    order = np.argsort(col, kind="stable")
+    sk = col[order]
+    if len(sk) < 2:
+        return
+    cut = np.nonzero(np.diff(sk))[0] + 1
+    bounds = np.concatenate(([0], cut, [len(sk)]))
+    sizes = np.diff(bounds)
+    for g in np.nonzero((sizes >= 2) & (sizes <= MAX_BUCKET))[0]:
+        s, e = bounds[g], bounds[g + 1]
+        if sk[s] == 0:
             continue
-        cut = np.nonzero(np.diff(sk))[0] + 1
-        bounds = np.concatenate(([0], cut, [len(sk)]))
-        sizes = np.diff(bounds)
-        for g in np.nonzero((sizes >= 2) & (sizes <= MAX_BUCKET))[0]:
-            s, e = bounds[g], bounds[g + 1]
-            if sk[s] == 0:
-                continue
-            yield order[s:e]
+        yield rows[order[s:e]]
+
+
+def buckets(keys: np.ndarray, pooled: bool = False) -> Iterator[np.ndarray]:
+    """Row indexes sharing a key, bucket by bucket (size 2..MAX_BUCKET).
+
+    LSH bands only meet in their own column; `pooled` keys (exact title / main-title keys)
+    meet in any column, since one record's main title is another's whole title."""
+    n, nb = keys.shape
+    ids = np.arange(n)
+    if pooled:
+        yield from _groups(keys.T.reshape(-1), np.tile(ids, nb))
+        return
+    for band in range(nb):
+        yield from _groups(keys[:, band], ids)
 
 
 def candidate_pairs(key_sets: Sequence[np.ndarray]) -> set[tuple[int, int]]:
-    """Unique (i, j), i < j, pairs of rows sharing at least one key in any of the arrays."""
+    """Unique (i, j), i < j, pairs of rows sharing at least one key in any of the arrays.
+
+    Arrays from `title_keys` carry EXACT_COLUMNS pooled columns at their end."""
     pairs: set[tuple[int, int]] = set()
     for keys in key_sets:
-        for rows in buckets(keys):
-            rs = sorted(int(x) for x in rows)
-            for x in range(len(rs)):
-                for y in range(x + 1, len(rs)):
-                    pairs.add((rs[x], rs[y]))
+        parts = [(keys, False)]
+        if keys.shape[1] == TITLE.bands + EXACT_COLUMNS:
+            parts = [(keys[:, : TITLE.bands], False), (keys[:, TITLE.bands :], True)]
+        for arr, pooled in parts:
+            for rows in buckets(arr, pooled):
+                rs = sorted({int(x) for x in rows})
+                for x in range(len(rs)):
+                    for y in range(x + 1, len(rs)):
+                        pairs.add((rs[x], rs[y]))
     return pairs
+
+
+def _exact(text: str) -> int:
+    """A stable 63-bit key of a whole string (two independent 32-bit checksums)."""
+    if not text:
+        return 0
+    b = text.encode()
+    key = ((zlib.crc32(b) << 31) ^ zlib.adler32(b) ^ (3 << 61)) & (2**63 - 1)
+    return key or 1
+
+
+def title_keys(docs: Sequence[Doc]) -> np.ndarray:
+    """Title LSH bands plus two exact keys: the whole title and its main title, so that a
+    title cut to its main part ('Flash3D') meets the full one ('Flash3D: Feed-Forward …')
+    although their word sets are far apart."""
+    bands = band_keys([d.title_tokens for d in docs], TITLE)
+    exact = np.array([[_exact(d.title), _exact(d.title_head)] for d in docs], dtype=np.int64)
+    return np.hstack([bands, exact.reshape(len(docs), EXACT_COLUMNS)])
+
+
+def abstract_keys(docs: Sequence[Doc]) -> np.ndarray:
+    return band_keys([d.abstract_shingles for d in docs], ABSTRACT)

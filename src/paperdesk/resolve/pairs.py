@@ -5,7 +5,9 @@ is no evidence either way, so a record without a title or without authors can st
 match on what it has):
 
 - title: rapidfuzz `ratio` of the folded titles (edit-distance based, so typos, accents and
-  punctuation variants score high while two titles sharing a topic's words do not);
+  punctuation variants score high while two titles sharing a topic's words do not); a
+  title cut to its main part ('Flash3D' for 'Flash3D: Feed-Forward …') counts as 0.9
+  when the authors agree;
 - abstract: containment of word-bigram sets (|A∩B| / min(|A|,|B|)): robust to a truncated
   abstract, and bigrams rather than words keep two abstracts on one narrow topic apart;
 - authors: the share of one list's folded family names found among the other's name words
@@ -25,7 +27,7 @@ from collections.abc import Sequence
 import numpy as np
 from rapidfuzz import fuzz
 
-from paperdesk.resolve.blocking import ABSTRACT, TITLE, band_keys, candidate_pairs
+from paperdesk.resolve.blocking import abstract_keys, candidate_pairs, title_keys
 from paperdesk.resolve.works import Doc
 
 MATCH_THRESHOLD = 0.62
@@ -33,6 +35,8 @@ MATCH_THRESHOLD = 0.62
 cross-validation on DBLP–ACM (max F1, ties to the higher threshold); see bench/resolve_works.py."""
 
 W_TITLE, W_ABSTRACT, W_AUTHORS = 1.0, 1.0, 0.6
+SHORT_TITLE = 0.9
+"""Title similarity given to a main-title-only form of a title (with agreeing authors)."""
 TITLE_VETO = 0.7
 """Below this title similarity a pair never matches, whatever else agrees."""
 YEAR_SLACK = 2
@@ -56,6 +60,8 @@ def features(a: Doc, b: Doc) -> dict[str, float]:
     f: dict[str, float] = {}
     if a.title and b.title:
         f["title"] = fuzz.ratio(a.title, b.title) / 100.0
+        if f["title"] < SHORT_TITLE and _head_match(a, b):
+            f["short_title"] = 1.0
     na, nb = len(a.abstract_shingles), len(b.abstract_shingles)
     if na >= MIN_SHINGLES and nb >= MIN_SHINGLES:
         inter = len(np.intersect1d(a.abstract_shingles, b.abstract_shingles, assume_unique=True))
@@ -67,7 +73,19 @@ def features(a: Doc, b: Doc) -> dict[str, float]:
         )
     if a.year and b.year:
         f["year_gap"] = float(abs(a.year - b.year))
+    if "short_title" in f and f.get("authors", 0.0) >= 0.5:
+        # 'Flash3D' for 'Flash3D: Feed-Forward …' by the same authors: the short form
+        # names the paper (without agreeing authors it is too weak to say so).
+        f["title"] = SHORT_TITLE
     return f
+
+
+def _head_match(a: Doc, b: Doc) -> bool:
+    """One title is the other's main title (the part before its subtitle)."""
+    return bool(
+        (a.title_head and a.title_head in (b.title, b.title_head))
+        or (b.title_head and b.title_head == a.title)
+    )
 
 
 def score(a: Doc, b: Doc) -> float:
@@ -104,8 +122,8 @@ def score(a: Doc, b: Doc) -> float:
 def candidate_scores(docs: Sequence[Doc]) -> list[tuple[float, int, int]]:
     """(score, i, j) for every LSH candidate pair of `docs` (i < j)."""
     keys = [
-        band_keys([d.title_tokens for d in docs], TITLE),
-        band_keys([d.abstract_shingles for d in docs], ABSTRACT),
+        title_keys(docs),
+        abstract_keys(docs),
     ]
     out = []
     for i, j in candidate_pairs(keys):

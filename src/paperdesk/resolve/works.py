@@ -39,6 +39,7 @@ _NOT_IDENTITY = {"orcid", "email", "bibtex", "file", "list", "url"}
 _ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$")
 
 _NON_WORD = re.compile(r"[^0-9a-z]+")
+_SUBTITLE = re.compile(r"\s*(?::|\s-{1,2}\s|\s—\s)\s*")
 # Words that carry no identity: dropped from token sets (not from the title string).
 STOPWORDS = frozenset(
     "a an and are as at be by for from has have in into is it its of on or our that the "
@@ -58,6 +59,9 @@ class Doc:
     """Identity keys in `ID_ORDER` (type, normalised value)."""
     title: str = ""
     """Folded, punctuation-free title ('' when the record has none)."""
+    title_head: str = ""
+    """The folded title before its first ':' or ' - ' when it has a subtitle: BibTeX entries
+    and citations often shorten 'Flash3D: Feed-Forward …' to 'Flash3D'."""
     title_tokens: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint32))
     """Sorted unique crc32 of title words (stopwords dropped)."""
     abstract_shingles: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint32))
@@ -169,7 +173,10 @@ def surname_keys(record: SourceRecord) -> tuple[frozenset[str], frozenset[str]]:
 
 def make_doc(record: SourceRecord) -> Doc:
     """Reduce a record to the matcher's features."""
-    title = norm_text(record.title_text or record.title)
+    raw_title = record.title_text or record.title or ""
+    title = norm_text(raw_title)
+    head = _SUBTITLE.split(raw_title, maxsplit=1)
+    title_head = norm_text(head[0]) if len(head) > 1 else ""
     t_words = [w for w in title.split() if w not in STOPWORDS]
     abstract = norm_text(record.abstract_text or record.abstract)
     a_words = [w for w in abstract.split() if w not in STOPWORDS][:ABSTRACT_WORDS]
@@ -178,6 +185,7 @@ def make_doc(record: SourceRecord) -> Doc:
         key=record.key,
         ids=identity_keys(record),
         title=title,
+        title_head=title_head if title_head != title else "",
         title_tokens=np.unique(_word_hashes(t_words)),
         abstract_shingles=_bigrams(_word_hashes(a_words)),
         surnames=fams,

@@ -26,7 +26,7 @@ import orjson
 
 from paperdesk.errors import NotFoundError, PaperdeskError
 from paperdesk.model import SourceRecord
-from paperdesk.resolve.blocking import ABSTRACT, TITLE, band_keys, candidate_pairs
+from paperdesk.resolve.blocking import abstract_keys, candidate_pairs, title_keys
 from paperdesk.resolve.cluster import Clusterer
 from paperdesk.resolve.pairs import MATCH_THRESHOLD, score
 from paperdesk.resolve.works import Doc, make_doc
@@ -241,8 +241,8 @@ def _resolve_batch(
 
     # Stage 1 and 2 inside the batch.
     cl.link_identities()
-    tkeys = band_keys([d.title_tokens for d in docs], TITLE)
-    akeys = band_keys([d.abstract_shingles for d in docs], ABSTRACT)
+    tkeys = title_keys(docs)
+    akeys = abstract_keys(docs)
     scored = [(score(docs[i], docs[j]), i, j) for i, j in candidate_pairs([tkeys, akeys])]
     for s, i, j in sorted(scored, reverse=True):
         if s < threshold:
@@ -294,6 +294,7 @@ def _resolve_batch(
     wkeys = _work_keys_of(conn, cand_works)
 
     # Decide and write.
+    counts: Counter[str] = Counter()
     lsh_rows: list[tuple[int, int, int]] = []
     for n, (g, existing, content) in enumerate(plans):
         gids: dict[str, set[str]] = {}
@@ -326,13 +327,12 @@ def _resolve_batch(
         if target is None:
             target = _new_work(conn, base)
             report.new_works += 1
-        elif how == "content":
-            report.by_content += len(g)
-        else:
-            report.by_identity += len(g)
+            how = "new"
         wkeys[target] = _merge_keys(wkeys.get(target, {}), gids)
-        _attach(conn, target, g, docs, how, best, registry)
+        _attach(conn, target, g, docs, how, best, registry, counts)
         lsh_rows += _lsh_rows(conn, target, g, docs, rowids, tkeys, akeys)
+    report.by_identity += counts["id"]
+    report.by_content += counts["content"]
     if lsh_rows:
         conn.executemany(
             "INSERT INTO work_lsh (band_key, record_rowid, work_id) VALUES (?, ?, ?)", lsh_rows
@@ -399,15 +399,32 @@ def _attach(
     how: str,
     best: float | None,
     registry: dict[tuple[str, str], int],
+    counts: Counter[str],
 ) -> None:
     rows = []
-    for i in group:
+    # Within the group: a record sharing an identifier with another member joined by it;
+    # the first of a new work founded it; the rest joined by content.
+    seen: Counter[tuple[str, str]] = Counter(ident for i in group for ident in docs[i].ids)
+    for n, i in enumerate(group):
         d = docs[i]
-        h = how
-        if not h:
-            kinds = [k for k, v in d.ids if registry.get((k, v)) is not None]
-            h = f"id:{kinds[0]}" if kinds else (f"id:{d.ids[0][0]}" if d.ids else "content")
-        rows.append((d.key, work, h, best))
+        known = [k for k, v in d.ids if registry.get((k, v)) is not None]
+        shared = [k for k, v in d.ids if seen[(k, v)] > 1]
+        if how == "curation":
+            h = how
+        elif known and how != "new":
+            h = f"id:{known[0]}"
+        elif how == "content":
+            h = how
+        elif n > 0 and shared:
+            h = f"id:{shared[0]}"
+        elif n == 0 and how == "new":
+            h = "new"
+        elif how == "new":
+            h = "content"
+        else:
+            h = f"id:{shared[0]}" if shared else "content"
+        counts[h.split(":")[0]] += 1
+        rows.append((d.key, work, h, best if h == "content" else None))
     conn.executemany(
         "INSERT INTO work_records (record_key, work_id, how, score) VALUES (?, ?, ?, ?)"
         " ON CONFLICT(record_key) DO UPDATE SET work_id = excluded.work_id, how = excluded.how,"

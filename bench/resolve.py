@@ -1,0 +1,283 @@
+"""Performance of `paperdesk resolve` (works stage) at scale; prints every figure.
+
+    nice -n 10 .venv/bin/python bench/resolve.py --records 1000000 [--db /tmp/resolve.db]
+
+Builds a store of N records: the real arXiv daily feed plus perturbed copies of its papers,
+generated here with a fixed seed, shuffled together so copies often arrive before their
+original:
+- version: another source's record of the paper with a bumped version (`2503.11677v2`);
+- published: a journal record with a DOI and the arXiv id, retitled in another case;
+- doi-only: a second record of the published version carrying only the DOI;
+- reworded: no identifier, abstract reworded (words dropped, swapped, replaced) and
+  truncated, title punctuation/case changed, author names as initials or "Family, Given";
+- title-only: a BibTeX-like entry, subtitle dropped, no abstract, no identifier;
+- abstract-only: a profile-page entry, no title, no identifier.
+Then it times one `resolve_works` run over everything in a child process (wall time, CPU
+time and peak RSS of that process only), scores the result against the known origin of
+every copy (pairwise precision/recall), and times an incremental day: 2,000 new records
+(1,000 held-back feed papers + 1,000 copies of already-resolved papers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import os
+import random
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import orjson
+
+from paperdesk.model import Author, SourceRecord
+from paperdesk.normalize import finish
+from paperdesk.store import open_store
+
+ROOT = Path(__file__).resolve().parent.parent
+KINDS = [
+    ("version", 0.30),
+    ("published", 0.12),
+    ("doi-only", 0.08),
+    ("reworded", 0.30),
+    ("title-only", 0.12),
+    ("abstract-only", 0.08),
+]
+FILLER = "method approach novel results model data performance show propose framework".split()
+
+
+def load_feed(data: Path) -> list[dict]:
+    out: dict[str, dict] = {}
+    with gzip.open(data / "arxiv" / "daily-feed-2025-03-to-2026-04.jsonl.gz", "rb") as f:
+        for line in f:
+            d = orjson.loads(line)
+            if d.get("id") and d["id"] not in out:
+                out[d["id"]] = d
+    return list(out.values())
+
+
+def _names(names: list[str], rng: random.Random, vary: bool) -> list[Author]:
+    out = []
+    for n in names:
+        parts = n.split()
+        if vary and len(parts) >= 2:
+            r = rng.random()
+            if r < 0.4:
+                n = " ".join(p[0] + "." for p in parts[:-1]) + " " + parts[-1]
+            elif r < 0.6:
+                n = parts[-1] + ", " + " ".join(parts[:-1])
+        out.append(Author(name=n))
+    if vary and len(out) > 4 and rng.random() < 0.3:
+        out = out[:3]  # "et al."
+    return out
+
+
+def _reword(text: str, rng: random.Random, truncate: bool) -> str:
+    words = text.split()
+    if truncate and len(words) > 40 and rng.random() < 0.5:
+        words = words[: int(len(words) * rng.uniform(0.5, 0.9))]
+    out = []
+    i = 0
+    while i < len(words):
+        r = rng.random()
+        if r < 0.04:
+            pass  # drop
+        elif r < 0.08 and i + 1 < len(words):
+            out += [words[i + 1], words[i]]
+            i += 1
+        elif r < 0.12:
+            out.append(rng.choice(FILLER))
+        else:
+            out.append(words[i])
+        i += 1
+    return " ".join(out)
+
+
+def _title(t: str, rng: random.Random, shorten: bool) -> str:
+    t = " ".join(t.split())
+    if shorten and ":" in t:
+        t = t.split(":", 1)[0]
+    r = rng.random()
+    if r < 0.3:
+        t = t.lower()
+    elif r < 0.5:
+        t = t.replace(":", " -").replace(",", "")
+    return t
+
+
+def original(d: dict, n: int) -> SourceRecord:
+    fd = d.get("feed_date") or ""
+    return SourceRecord(
+        source="arxiv",
+        source_id=d["id"],
+        raw=f"bench:{n}".encode(),
+        arxiv_id=d["id"],
+        url=d.get("abs"),
+        title=d.get("title"),
+        abstract=d.get("summary"),
+        authors=_names(d.get("authors") or [], random.Random(0), False),
+        feed_date=fd or None,
+        year=int(fd[:4]) if fd[:4].isdigit() else None,
+    )
+
+
+def copy(d: dict, kind: str, n: int, idx: int, rng: random.Random) -> SourceRecord:
+    fd = d.get("feed_date") or ""
+    year = int(fd[:4]) if fd[:4].isdigit() else None
+    r = SourceRecord(source=kind.replace("-", ""), source_id=str(n), raw=f"bench:{n}".encode())
+    r.year = year
+    title, abstract = d.get("title") or "", d.get("summary") or ""
+    names = d.get("authors") or []
+    if kind == "version":
+        r.arxiv_id = f"{d['id']}v{rng.randint(2, 5)}"
+        r.title, r.abstract = title, _reword(abstract, rng, False)
+        r.authors = _names(names, rng, False)
+    elif kind == "published":
+        r.doi = f"10.5555/bench.{idx}"
+        r.ids = {"arxiv": d["id"]}
+        r.title, r.abstract = _title(title, rng, False), _reword(abstract, rng, False)
+        r.authors = _names(names, rng, True)
+        r.year = (year or 2025) + rng.randint(0, 1)
+    elif kind == "doi-only":
+        r.doi = f"10.5555/bench.{idx}"
+        r.title = _title(title, rng, False)
+        r.authors = _names(names, rng, True)
+    elif kind == "reworded":
+        r.title, r.abstract = _title(title, rng, False), _reword(abstract, rng, True)
+        r.authors = _names(names, rng, True)
+    elif kind == "title-only":
+        r.title = _title(title, rng, True)
+        r.authors = _names(names, rng, True)
+    else:  # abstract-only
+        r.abstract = _reword(abstract, rng, True)
+        r.authors = _names(names, rng, True)
+    return r
+
+
+def plan(n_papers: int, total: int, seed: int) -> list[tuple[int, str]]:
+    """(paper index, kind) for every record: each paper once as 'original', copies after."""
+    rng = random.Random(seed)
+    kinds = [k for k, _ in KINDS]
+    weights = [w for _, w in KINDS]
+    items = [(i, "original") for i in range(n_papers)]
+    items += [
+        (rng.randrange(n_papers), k)
+        for k in rng.choices(kinds, weights, k=max(0, total - n_papers))
+    ]
+    rng.shuffle(items)
+    return items
+
+
+def build(db: Path, feed: list[dict], items: list[tuple[int, str]], start: int) -> dict[str, int]:
+    """Write records to the store; returns record key -> paper index (the truth)."""
+    truth: dict[str, int] = {}
+    rng = random.Random(start)
+    with open_store(db) as store:
+        batch: list[SourceRecord] = []
+        for n, (i, kind) in enumerate(items, start):
+            d = feed[i]
+            r = original(d, n) if kind == "original" else copy(d, kind, n, i, rng)
+            finish(r)
+            truth[r.key] = i
+            batch.append(r)
+            if len(batch) >= 5000:
+                store.put_records(batch, origin="bench")
+                batch = []
+        if batch:
+            store.put_records(batch, origin="bench")
+    return truth
+
+
+def run_child(db: Path) -> dict:
+    """resolve_works in a child process: its own wall time, CPU time and peak RSS."""
+    code = (
+        "import sys, orjson; from paperdesk.store import open_store;"
+        "from paperdesk.store.works import resolve_works;"
+        "s = open_store(sys.argv[1]); r = resolve_works(s);"
+        "print(orjson.dumps(r.to_dict()).decode())"
+    )
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", code, str(db)], stdout=subprocess.PIPE)
+    assert proc.stdout is not None
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    if status != 0:
+        raise SystemExit(f"resolve failed with status {status}")
+    rep = orjson.loads(out.strip().splitlines()[-1])
+    rep["wall"] = wall
+    rep["cpu"] = usage.ru_utime + usage.ru_stime
+    rep["peak_rss_gib"] = usage.ru_maxrss / 2**20
+    return rep
+
+
+def score(db: Path, truth: dict[str, int]) -> tuple[float, float, int, int]:
+    """Pairwise precision/recall of works against the known origin of every record."""
+    with open_store(db) as store:
+        rows = store.conn.execute("SELECT record_key, work_id FROM work_records").fetchall()
+    by_work: dict[int, Counter[int]] = {}
+    for k, w in rows:
+        by_work.setdefault(int(w), Counter())[truth[k]] += 1
+    tp = sum(c * (c - 1) // 2 for cnt in by_work.values() for c in cnt.values())
+    pred = sum(s * (s - 1) // 2 for s in (sum(cnt.values()) for cnt in by_work.values()))
+    per_paper = Counter(truth.values())
+    true = sum(c * (c - 1) // 2 for c in per_paper.values())
+    return tp / max(1, pred), tp / max(1, true), len(by_work), len(per_paper)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    ap.add_argument("--records", type=int, default=1_000_000)
+    ap.add_argument("--papers", type=int, default=0, help="feed papers used (0 = all)")
+    ap.add_argument("--db", type=Path, default=Path("/tmp/paperdesk-bench-resolve.db"))
+    ap.add_argument("--day", type=int, default=2000)
+    args = ap.parse_args()
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(args.db) + suffix).unlink(missing_ok=True)
+    t0 = time.perf_counter()
+    feed = load_feed(args.data)
+    if args.papers:
+        feed = feed[: args.papers]
+    held = feed[-args.day // 2 :]
+    base = feed[: -args.day // 2]
+    items = plan(len(base), args.records, seed=1)
+    print(f"plan: {len(items):,} records from {len(base):,} feed papers "
+          f"({Counter(k for _, k in items).most_common()})")
+    truth = build(args.db, base, items, 0)
+    print(f"built the store in {time.perf_counter() - t0:.0f}s")
+
+    rep = run_child(args.db)
+    print(f"resolve {rep['records']:,} records: wall {rep['wall']:.0f}s, CPU {rep['cpu']:.0f}s, "
+          f"peak RSS {rep['peak_rss_gib']:.2f} GiB; {rep['new_works']:,} works, "
+          f"{rep['by_identity']:,} joined by identifier, {rep['by_content']:,} by content, "
+          f"{rep['works_merged']:,} works merged")
+    p, r, nw, npap = score(args.db, truth)
+    print(f"  against the generator's truth: pairwise P {p:.4f} R {r:.4f}; "
+          f"{nw:,} works for {npap:,} papers")
+
+    # An incremental day: held-back papers + copies of papers already resolved.
+    rng = random.Random(99)
+    day_items = [(len(base) + i, "original") for i in range(len(held))]
+    kinds = [k for k, _ in KINDS]
+    weights = [w for _, w in KINDS]
+    day_items += [
+        (rng.randrange(len(base)), k)
+        for k in rng.choices(kinds, weights, k=args.day - len(held))
+    ]
+    day_truth = build(args.db, base + held, day_items, len(items) + 10)
+    truth.update(day_truth)
+    rep = run_child(args.db)
+    print(f"incremental day of {rep['records']:,} new records: wall {rep['wall']:.1f}s "
+          f"(CPU {rep['cpu']:.1f}s, peak RSS {rep['peak_rss_gib']:.2f} GiB); "
+          f"{rep['new_works']:,} new works, {rep['by_identity']:,} by identifier, "
+          f"{rep['by_content']:,} by content")
+    p, r, nw, npap = score(args.db, truth)
+    print(f"  after the day: pairwise P {p:.4f} R {r:.4f}; {nw:,} works for {npap:,} papers")
+    print(f"load during the run (1/5/15 min): {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()
