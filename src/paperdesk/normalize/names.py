@@ -40,12 +40,6 @@ def _particles() -> frozenset[str]:
     return frozenset(p for p in CONSTANTS.prefixes if p not in skip and not p.endswith("-"))
 
 
-@functools.cache
-def _folded_particles() -> frozenset[str]:
-    """The particles as they appear in a folded key (`'t` → `t`, `d'` → `d`)."""
-    return frozenset(_fold(p) for p in _particles()) - {""}
-
-
 # Generational suffixes only: academic ones (`MA`, `BA`, `MD`) collide with real names.
 _SUFFIXES = frozenset("jr jr. sr sr. snr snr. jnr jnr. junior senior ii iii iv esq esq.".split())
 _TITLES = frozenset("dr dr. prof prof. professor mr mr. mrs mrs. ms ms. sir".split())
@@ -209,14 +203,16 @@ def _fold(text: str) -> str:
 def name_key(given: str | None, family: str | None) -> str | None:
     """Blocking key `family initial` (`zhang j`): folded, particles dropped.
 
-    Particles go because sources disagree on them (`Laura De Lorenzo` vs `L. Lorenzo`,
-    `Beethoven, Ludwig van`); None when the name has no letters at all.
+    Particles that stand as words go (`Laura De Lorenzo` and `L. Lorenzo`, `Beethoven,
+    Ludwig van` and `L. van Beethoven` meet); hyphen-joined parts stay (`Al-Masri` →
+    `al masri`, and `Hyun-Bin` does not lose `bin`). None when there are no letters.
     """
-    fam = _fold(family or "")
-    if " " in fam:
-        particles = _folded_particles()
-        words = [w for w in fam.split(" ") if w not in particles]
-        fam = " ".join(words) or fam
+    fam_raw = family or ""
+    if " " in fam_raw:
+        particles = _particles()
+        words = [w for w in fam_raw.split() if w.lower() not in particles]
+        fam_raw = " ".join(words) or fam_raw
+    fam = _fold(fam_raw)
     initial = ""
     if given:
         g = _fold(given)
@@ -243,29 +239,36 @@ class ParsedName(NamedTuple):
     key: str | None
 
 
-@functools.lru_cache(maxsize=32_768)
+# Capitalised ASCII words (hyphenated or not) after capitalised words or dotted initials:
+# `Anna Kochnev Goldstein`, `S. V. Jaya Chand`, `Yi-Fan Zhang` (97 % of the feed's names).
+# (possessive quantifiers: nothing to backtrack into, a third faster on short names)
+_WORD = r"[A-Z][a-z]++(?:-[A-Z][a-z]++)*+"
+_PLAIN_NAME = re.compile(rf"(?:[A-Z]\. |{_WORD} )++{_WORD}")
+
+
+def _new_parsed(fields: tuple[str | None, str | None, str | None, str, str | None]) -> ParsedName:
+    return tuple.__new__(ParsedName, fields)  # skips NamedTuple's Python-level __new__
+
+
+@functools.lru_cache(maxsize=65_536)
 def parse_name(name: str) -> ParsedName:
     """Clean and split one name as a source wrote it (cached: names recur).
 
-    90 % of arXiv names are plain capitalised ASCII words (`Anna Kochnev Goldstein`);
-    they take a short path that gives exactly what the full rules give (a test holds the
-    two together on the feed), at a third of the cost.
+    Nearly all arXiv names are plain capitalised ASCII words and initials; they take a
+    short path that gives exactly what the full rules give (a test holds the two together
+    on the feed), at a fraction of the cost.
     """
-    if name.isascii():
-        toks = name.split(" ")
+    if _PLAIN_NAME.fullmatch(name):
+        given, family = name.rsplit(" ", 1)
+        low = family.lower()
+        if "-" in low:
+            low = low.replace("-", " ")
         if (
-            len(toks) >= 2
-            and name.istitle()
-            and name.replace(" ", "").isalpha()
-            and min(map(len, toks)) > 1
-            and toks[-1].lower() not in _SUFFIXES
-            and toks[0].lower() not in _TITLES
-            and toks[-2].lower() not in _particles()
+            low not in _SUFFIXES
+            and given.partition(" ")[0].lower() not in _TITLES
+            and given[given.rfind(" ") + 1 :].lower() not in _particles()
         ):
-            family = toks[-1]
-            return ParsedName(
-                " ".join(toks[:-1]), family, None, name, f"{family.lower()} {name[0].lower()}"
-            )
+            return _new_parsed((given, family, None, name, f"{low} {name[0].lower()}"))
     return parse_name_fully(name)
 
 
@@ -289,8 +292,7 @@ def normalize_author(author: Author) -> Author:
     """
     parsed = parse_name(author.name)
     if author.family is None and author.given is None:
-        author.given, author.family = parsed.given, parsed.family
-        author.display, author.key = parsed.display, parsed.key
+        author.given, author.family, _, author.display, author.key = parsed
         return author
     given = clean_name(author.given) if author.given else None
     family = clean_name(author.family) if author.family else None
