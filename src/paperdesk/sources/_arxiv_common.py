@@ -91,6 +91,17 @@ def new_record(aid: str, raw: bytes, raw_format: str, **fields: Any) -> SourceRe
     )
 
 
+def add_class_codes(rec: SourceRecord) -> None:
+    """Append the MSC-class / ACM-class lines (kept in `extra` as written) to `categories`,
+    after the arXiv ones: `SourceRecord.categories` holds every subject code a source
+    gives, and the subjects stage splits them (`68T37, 68T20` → MSC codes) the same way
+    for every format, the daily feed included, which mixes them into its category list."""
+    for key in ("msc_class", "acm_class"):
+        value = rec.extra.get(key)
+        if value and value not in rec.categories:
+            rec.categories.append(value)
+
+
 def version_list(latest: str | None) -> list[str]:
     """`v1` … `vN` for a latest version `vN` (formats that only name the latest one)."""
     if not latest or not latest[1:].isdigit():

@@ -33,6 +33,7 @@ from paperdesk.errors import ParseError
 from paperdesk.model import SourceRecord, Version
 from paperdesk.normalize.ids import split_arxiv_id
 from paperdesk.sources._arxiv_common import (
+    add_class_codes,
     new_record,
     rfc2822_to_iso,
     split_arxiv_authors,
@@ -173,6 +174,7 @@ def parse_record(lines: list[str], raw: bytes) -> SourceRecord:
             submitter = value.split("<", 1)[0].strip()
             if submitter:
                 extra["submitter"] = submitter
+    add_class_codes(rec)
     return rec
 
 

@@ -7,15 +7,14 @@
 
 Some digests write `cate` (one primary category string) and `url` (abs or pdf link)
 instead of `categories`/`abs`/`pdf`. Category lists may mix in MSC and ACM codes
-(`"94A29, 94A08"`, `"I.4.2; E.4"`): `categories` keeps the arXiv categories, primary
-first, and the others go to `extra["msc_class"]` / `extra["acm_class"]`, the same keys
-the `.abs` and OAI parsers fill from `MSC-class:` / `ACM-class:`. The feed has no dates of its own besides
+(`"94A29, 94A08"`, `"I.4.2; E.4"`): they are kept as given, after the arXiv categories
+(primary first), as `SourceRecord.categories` allows; the subjects stage tells them apart
+(`subjects.taxonomy.split_categories`). The feed has no dates of its own besides
 `feed_date` (the announcement day), so `submitted`/`updated` stay empty.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
@@ -31,10 +30,6 @@ from paperdesk.sources._arxiv_common import (
 )
 
 NAME = "arxiv-feed"
-
-# `cs.CV`, `cond-mat.str-el`, `q-bio.TO`, `hep-th`; MSC (`68T45`) and ACM (`I.2.7`) codes
-# that some digests mix into the list are not arXiv categories.
-_ARXIV_CATEGORY = re.compile(r"[a-z]+(?:-[a-z]+)?(?:\.[A-Za-z]+(?:-[a-z]+)?)?")
 
 
 def sniff(head: bytes, filename: str) -> bool:
@@ -84,20 +79,7 @@ def _record(d: dict[str, Any], raw: bytes) -> SourceRecord:
         cats = (opt_str(d, "cate") or "").replace(",", " ").split()
     elif type(cats) is not list or not all(type(c) is str for c in cats):
         raise TypeError("'categories' should be a list of codes")
-    msc: list[str] = []
-    acm: list[str] = []
-    for code in cats:
-        code = code.strip()
-        if _ARXIV_CATEGORY.fullmatch(code):
-            rec.categories.append(code)
-        elif code[:2].isdigit():
-            msc.append(code)
-        elif code:
-            acm.append(code)
-    if msc:  # kept apart as the .abs and OAI parsers keep MSC-class / ACM-class
-        rec.extra["msc_class"] = ", ".join(msc)
-    if acm:
-        rec.extra["acm_class"] = "; ".join(acm)
+    rec.categories = [c.strip() for c in cats if c.strip()]
     pdf = opt_str(d, "pdf")
     link = opt_str(d, "url")
     if pdf is None and link and "/pdf/" in link:

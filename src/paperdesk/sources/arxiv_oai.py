@@ -28,6 +28,7 @@ from paperdesk.errors import ParseError
 from paperdesk.model import Author, SourceRecord, Version
 from paperdesk.normalize.ids import split_arxiv_id
 from paperdesk.sources._arxiv_common import (
+    add_class_codes,
     child_texts,
     free,
     new_record,
@@ -197,6 +198,7 @@ def _base(ns: str, body: etree._Element, ident: str | None, raw: bytes) -> Sourc
         value = pick(t, f"{ns}{tag}")
         if value:
             rec.extra[key] = value
+    add_class_codes(rec)
     if ns == RAW:
         _raw_fields(rec, body, t)
     else:
