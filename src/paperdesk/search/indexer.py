@@ -26,7 +26,7 @@ from tqdm import tqdm
 
 from paperdesk.model import SourceRecord
 from paperdesk.progress import progress
-from paperdesk.search.document import SearchDoc, doc_from_records
+from paperdesk.search.document import SearchDoc, doc_from_records, index_text
 from paperdesk.search.embed import content_hash, doc_text
 from paperdesk.search.engine import SearchIndex, index_dir
 from paperdesk.store import search as sql
@@ -108,10 +108,17 @@ def _index_keyword(ix: SearchIndex, docs: list[SearchDoc], report: IndexReport) 
             docnos[d.work_id]
             for d, _ in changed
             if docnos[d.work_id] in have
-            and have[docnos[d.work_id]] != content_hash(doc_text(d.title, d.abstract, EMBED_SENTENCES), name)
+            and have[docnos[d.work_id]] != content_hash(embed_text(index_text(d.title), index_text(d.abstract)), name)
         ]
         conn.executemany("DELETE FROM search_vectors WHERE docno = ?", [(s,) for s in stale])
     report.works_indexed += len(changed)
+
+
+def embed_text(title: str, abstract: str) -> str:
+    """The text a work's vector is computed from, given the *indexed* (LaTeX-reduced)
+    title and abstract — the same inputs at indexing time and when resuming from the
+    keyword index's stored fields, so the text hash of an unchanged work never changes."""
+    return doc_text(title, abstract, EMBED_SENTENCES)
 
 
 def _bar(show: bool, **kw: Any) -> Any:
@@ -139,7 +146,7 @@ def _embed(ix: SearchIndex, report: IndexReport, show: bool) -> None:
                 if d not in stored:
                     continue
                 f = stored[d][1]
-                t = doc_text((f.get("title") or [""])[0], (f.get("abstract") or [""])[0], EMBED_SENTENCES)
+                t = embed_text((f.get("title") or [""])[0], (f.get("abstract") or [""])[0])
                 keys.append(d)
                 texts.append(t)
                 hashes.append(content_hash(t, name))

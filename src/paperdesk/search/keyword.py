@@ -174,22 +174,32 @@ class KeywordIndex:
             return [("text", 1.0), ("title", TITLE_BOOST), ("authors", AUTHOR_BOOST)]
         return [(fieldname, 1.0)]
 
-    def _field_query(self, f: str, boost: float, tokens: list[str], gaps: int = 0) -> Any:
+    def _positioned(self, text: str, fieldname: str | None) -> list[tuple[int, str]]:
+        """(position, token): stop words leave gaps in the index, so phrase words keep
+        their real offsets (`"point and text"` matches only with `and` between them)."""
+        if fieldname == "authors":
+            return list(enumerate(self.names.analyze(index_text(text))))
+        out = []
+        for i, raw in enumerate(self.names.analyze(index_text(text))):
+            stem = self.analyzer.analyze(raw)
+            if stem:
+                out.append((i, stem[0]))
+        return out
+
+    def _field_query(self, f: str, boost: float, tokens: list[tuple[int, str]]) -> Any:
         q = (
-            Query.term_query(self.schema, f, tokens[0], index_option="freq")
+            Query.term_query(self.schema, f, tokens[0][1], index_option="freq")
             if len(tokens) == 1
-            else Query.phrase_query(self.schema, f, list[str | tuple[int, str]](tokens), slop=gaps)
+            else Query.phrase_query(self.schema, f, list[str | tuple[int, str]](tokens))
         )
         return Query.boost_query(q, boost) if boost != 1.0 else q
 
     def _words(self, text: str, fieldname: str | None) -> Any:
         parts = []
         for f, boost in self._fields(fieldname):
-            toks = self._tokens(text, f)
+            toks = self._positioned(text, f)
             if toks:
-                # Stop words leave position gaps inside a phrase: allow that many.
-                gaps = len(self.names.analyze(index_text(text))) - len(toks)
-                parts.append(self._field_query(f, boost, toks, max(gaps, 0)))
+                parts.append(self._field_query(f, boost, toks))
         if not parts:
             return Query.empty_query()
         return parts[0] if len(parts) == 1 else Query.boolean_query([(Occur.Should, p) for p in parts])
@@ -262,13 +272,15 @@ class KeywordIndex:
 
     def docnos(self, query: Any, limit: int) -> list[int]:
         """Doc numbers matching a (filter) query, up to `limit` — for filtered vector search."""
+        if limit <= 0:
+            return []
         s = self.searcher()
         res = s.search(query, limit, count=False)
         addrs = [a for _, a in res.hits]
         return [int(d) for d in s.fast_field_values("docno", addrs)] if addrs else []
 
     def count(self, query: Any) -> int:
-        return int(self.searcher().search(query, 0, count=True).count or 0)
+        return int(self.searcher().search(query, 1, count=True).count or 0)
 
     def stored(self, addrs: Sequence[Any]) -> list[dict[str, Any]]:
         s = self.searcher()

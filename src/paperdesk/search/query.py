@@ -123,6 +123,10 @@ def _lex(q: str) -> list[_Tok]:
             toks.append(_Tok(kind, text, pos))
             pos = m.end()
             continue
+        if kind == "field" and text[:-1].lower() not in FIELDS:
+            after = q[m.end() : m.end() + 1]
+            if not after or after.isspace():
+                kind, text = "word", text[:-1]  # "DehazeMamba: SAR-guided …" is prose
         if kind != "ws":
             toks.append(_Tok(kind, text[:-1].lower() if kind == "field" else text, pos))
         pos = m.end()
