@@ -45,8 +45,8 @@ def cluster_block(
     below `threshold`; must-links win over cannot-links inside one group (a curation
     overrides the model's name rule)."""
     n = dist.shape[0]
-    if n == 0:
-        return []
+    if n <= 1:
+        return [0] * n
     uf = UnionFind(n)
     for group in must_groups:
         g = list(group)

@@ -196,10 +196,21 @@ def signatures_from_record(record: SourceRecord) -> list[Signature]:
 
 
 def text_vectors(sigs: Sequence[Signature]) -> sparse.csr_matrix:
-    """L2-normalised hashed term vectors (sublinear TF) of each signature's paper text."""
-    x = _vectorizer.transform([s.text for s in sigs]).tocsr()
+    """L2-normalised hashed term vectors (sublinear TF) of each signature's paper text,
+    one row per signature (each record's text is vectorised once)."""
+    row_of: dict[str, int] = {}
+    texts: list[str] = []
+    rows = []
+    for s in sigs:
+        r = row_of.get(s.record_key)
+        if r is None:
+            r = row_of[s.record_key] = len(texts)
+            texts.append(s.text)
+        rows.append(r)
+    x = _vectorizer.transform(texts).tocsr()
     x.data = 1.0 + np.log(x.data)
-    return normalize(x, norm="l2", copy=False).tocsr()
+    x = normalize(x, norm="l2", copy=False).tocsr()
+    return x[np.asarray(rows, dtype=np.int64)] if rows else x
 
 
 def hard_cannot(a: Signature, b: Signature) -> bool:
