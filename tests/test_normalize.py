@@ -349,9 +349,11 @@ TEXTS = [
     ("reduces latency by ~30% overall", "reduces latency by ~30% overall"),
     # 2503.23509: \( \) math with \&
     ("achieves 60.43\n\\(\\mathcal{J}\\&\\mathcal{F}\\) on MeViS", "achieves 60.43 J&F on MeViS"),
+    # 2512.07471: subscripts in formulas join, as `<sub>` does
+    ("the full Heusler Co$_2$YPb (Y = Tc, Ti)", "the full Heusler Co2YPb (Y = Tc, Ti)"),
     # 2505.15624: nested \frac
-    ("ratio,\n\\(\\frac{\\eta_E}{\\eta_W} \\propto x\\)", "ratio, η_E/η_W ∝ x"),
-    ("$\\sqrt[3]{x_{i}}$ and $10^{-3}$", "√(x_i) and 10^-3"),
+    ("ratio,\n\\(\\frac{\\eta_E}{\\eta_W} \\propto x\\)", "ratio, ηE/ηW ∝ x"),
+    ("$\\sqrt[3]{x_{i}}$ and $10^{-3}$", "√(xi) and 10^-3"),
     # Markdown: 2503.15888 bold, 2505.16416 link, 2508.12543 code
     (
         "we propose **CK-PLUG**, a plug-and-play method",

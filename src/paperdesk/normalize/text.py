@@ -28,7 +28,8 @@ _PARA = re.compile(r"\n[ \t\r\f\v]*\n")
 
 # Text-mode accents: \'e \'{e} {\'e} \"{\i} \c{c} \c c \v{S} \~n \H{o}; arXiv also carries
 # them in author names. Single-character accent commands take their argument right away;
-# letter-named ones (\c, \v, \u …) need a brace or a space before a lone letter.
+# `\c` and `\v` a brace or a space and a letter; `\H \k \b \d \r \u` only a brace (a real
+# abstract writes `\b geometric` for its own bold macro, not a macron under the g).
 _ACCENTS = {
     "'": "\u0301",
     "`": "\u0300",
@@ -47,7 +48,7 @@ _ACCENTS = {
     "v": "\u030c",
 }
 _ACCENT = re.compile(
-    r"\\(?:([\'`\"^~=.])\s*|([cHkbdruv])(?:\s+|(?=\{)))"
+    r"\\(?:([\'`\"^~=.])\s*|([cv])(?:\s+|(?=\{))|([Hkbdru])(?=\{))"
     r"(?:\{\s*(\\[ij]|[^\W\d_])\s*\}|(\\[ij](?![A-Za-z])|[^\W\d_]))"
 )
 
@@ -75,7 +76,9 @@ _KEEP_SET = frozenset((_MATH_ALPHA + " " + _FORMAT).split())
 
 # \frac{a}{b} → a/b, \href{url}{text} → text, \textcolor{red}{x} → x (innermost first).
 _FRAC = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
-_TWO_ARG = re.compile(r"\\(?:href|textcolor|colorbox|color|SI|si)\s*\{[^{}]*\}\s*\{([^{}]*)\}")
+_TWO_ARG = re.compile(
+    r"\\(?:href|hyperlink|textcolor|colorbox|color)\s*(?:\[[^\[\]{}]*\]\s*)?\{[^{}]*\}\s*\{([^{}]*)\}"
+)
 # Any other macro with one brace argument (and an optional [..] argument), innermost first.
 _ONE_ARG = re.compile(r"\\([A-Za-z]+)\*?\s*(?:\[[^\[\]{}]*\]\s*)?\{([^{}]*)\}")
 # A bare group `x_{i}` (not a macro's argument: no letter, `]` or `}` right before it).
@@ -86,6 +89,9 @@ _MACRO = re.compile(r"\\(?:([A-Za-z]+)\*?|(.))", re.DOTALL)
 # Patterns start with a literal character so `re` can skip ahead: a leading look-behind
 # makes Python try the whole pattern at every position (50x slower on an abstract).
 _DOLLAR = re.compile(r"\$(?<!\\\$)\$*")
+# One inline-math span (`\(…\)` and `$$…$$` are turned into `$…$` first). Content cannot
+# hold a `$`, so each attempt stops at the next one: linear on any input.
+_MATH_SPAN = re.compile(r"\$(?<!\\\$)((?:[^$\\]|\\.)*)\$", re.DOTALL)
 _TIE = re.compile(r"~(?<=[^\s\\]~)(?=[\w\\])")
 
 # No-argument macros pylatexenc does not know (or renders unhelpfully for search).
@@ -119,6 +125,24 @@ _OVERRIDES = {
     "textdegree": "°",
     "textpm": "±",
     "sqrt": "√",
+    "ne": "≠",
+    "land": "∧",
+    "lor": "∨",
+    "colon": ":",
+    "percent": "%",
+    "degree": "°",
+    "celsius": "°C",
+    "upmu": "μ",
+    "dim": "dim",
+    "gcd": "gcd",
+    "arg": "arg",
+    "pmod": "mod",
+    "bmod": "mod",
+    "not": "",
+    "allowbreak": "",
+    "expandafter": "",
+    "uppercase": "",
+    "romannumeral": "",
 }
 # Escaped single characters: `\%` → %, `\\` → space; thin spaces become spaces.
 _ESCAPES = {
@@ -167,8 +191,8 @@ def _macro_table() -> dict[str, str]:
 
 
 def _accent(m: re.Match[str]) -> str:
-    mark = _ACCENTS[m.group(1) or m.group(2)]
-    base = m.group(3) or m.group(4)
+    mark = _ACCENTS[m.group(1) or m.group(2) or m.group(3)]
+    base = m.group(4) or m.group(5)
     if base.startswith("\\"):
         base = base[1]  # \i, \j: dotless i/j take the accent as plain i/j
     return unicodedata.normalize("NFC", base + mark)
@@ -179,6 +203,13 @@ def decode_accents(text: str) -> str:
     if "\\" not in text:
         return text
     return _ACCENT.sub(_accent, text)
+
+
+def _math(m: re.Match[str]) -> str:
+    """Subscript marks go inside math: `Co$_2$YPb` → `Co2YPb`, matching `Co<sub>2</sub>`."""
+    body = m.group(1)
+    # a placeholder, not "": `\eta_E` must not become the macro `\etaE`
+    return body.replace("_", "\ue002") if "\\_" not in body else body
 
 
 def _one_arg(m: re.Match[str]) -> str:
@@ -208,7 +239,13 @@ def _macro(m: re.Match[str]) -> str:
 def latex_to_text(text: str) -> str:
     """Common LaTeX of titles and abstracts → words (`$\\mathcal{NC}$` → `NC`)."""
     s = text
+    if "\\(" in s or "\\[" in s:
+        s = s.replace("\\(", "$").replace("\\)", "$").replace("\\[", "$").replace("\\]", "$")
     if "$" in s:
+        if "$$" in s:
+            s = s.replace("$$", "$")
+        if "_" in s:
+            s = _MATH_SPAN.sub(_math, s)
         s = _DOLLAR.sub("", s) if "\\$" in s else s.replace("$", "")
     if "~" in s:
         s = _TIE.sub(" ", s)
@@ -230,8 +267,8 @@ def latex_to_text(text: str) -> str:
         s = _MACRO.sub(_macro, s)
     if "{" in s or "}" in s:
         s = s.replace("{", "").replace("}", "")
-    if "\ue000" in s or "\ue001" in s:
-        s = s.replace("\ue000", "{").replace("\ue001", "}")
+    if "\ue000" in s or "\ue001" in s or "\ue002" in s:
+        s = s.replace("\ue000", "{").replace("\ue001", "}").replace("\ue002", "")
     if "`" in s or "'" in s:
         s = s.replace("``", '"').replace("''", '"')
     return s
@@ -317,8 +354,9 @@ def plain_text(text: str | None) -> str | None:
     if text is None:
         return None
     s = text
-    if "\x00" in s or "\ue000" in s or "\ue001" in s:
-        s = s.replace("\x00", "").replace("\ue000", "").replace("\ue001", "")
+    if "\x00" in s or "\ue000" in s or "\ue001" in s or "\ue002" in s:
+        for private in ("\x00", "\ue000", "\ue001", "\ue002"):  # our placeholders
+            s = s.replace(private, "")
     if "<" in s or "&" in s:
         s = html_to_text(s)
     if "]" in s or "`" in s or "*" in s or "_" in s or "#" in s:
