@@ -251,3 +251,27 @@ def test_cli(built, tmp_path: Path, feed) -> None:
     assert r.exit_code == 1
     r = run(main, [*db, "related", "--text", feed[5]["summary"], "--limit", "1", "--json"])
     assert json.loads(r.output)["hits"][0]["keys"] == [f"arxiv:{feed[5]['id']}"]
+
+
+def test_results_are_works_after_resolve(tmp_path: Path) -> None:
+    """After resolve, documents are works (`W<n>` with their record keys); the records'
+    own documents from before are removed, and their vectors are reused by text hash."""
+    from paperdesk.store.works import resolve_works
+
+    lines = _feed_lines()[:30]
+    store = open_store(tmp_path / "w.db")
+    _ingest(store, tmp_path, lines, "a.jsonl")
+    update_index(store, show_progress=False)
+    resolve_works(store)
+    rep = update_index(store, show_progress=False)
+    assert rep.works_removed == 30 and rep.works_indexed == 30
+    assert rep.vectors_computed == 0 and rep.vectors_reused == 30
+    d = json.loads(lines[2])
+    ix = SearchIndex(store)
+    res = ix.search(f'title:"{d["title"]}"', mode="keyword")
+    assert res.total == 1
+    hit = res.hits[0]
+    assert hit.work_id.startswith("W") and hit.keys == [f"arxiv:{d['id']}"]
+    assert sql.count_docs(store.conn) == 30 and len(ix.vectors) == 30
+    assert ix.similar(hit.work_id, limit=3).hits
+    store.close()

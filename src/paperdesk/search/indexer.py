@@ -16,8 +16,7 @@ Two phases, each resumable after a crash or Ctrl-C:
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +32,7 @@ from paperdesk.store import search as sql
 from paperdesk.store.sqlite import SQLiteStore
 
 CHECKPOINT = "search.seq"
+WORKS_CHECKPOINT = "search.works_updated_at"
 KEYWORD_BATCH = 5_000
 EMBED_BATCH = 512
 SAVE_EVERY = 20  # embedding batches between saves of the HNSW file
@@ -47,28 +47,27 @@ class IndexReport:
     works_unchanged: int = 0
     vectors_computed: int = 0
     vectors_reused: int = 0
+    works_removed: int = 0
     seconds: float = 0.0
 
 
-WorkLookup = Callable[[SQLiteStore, Sequence[SourceRecord]], dict[str, list[SourceRecord]]]
-
-
-def _records_as_works(store: SQLiteStore, records: Sequence[SourceRecord]) -> dict[str, list[SourceRecord]]:
-    """Until works are resolved, every record is its own work (work id = record key)."""
-    return {r.key: [r] for r in records}
-
-
-def work_lookup() -> WorkLookup:
-    """The works stage's grouping when it is installed, else records as works.
-
-    `paperdesk.store.works.works_for_records(store, records) -> {work_id: [records]}` is
-    the hook the works engineer provides (all records of every work touched)."""
-    try:
-        mod = importlib.import_module("paperdesk.store.works")
-    except ModuleNotFoundError:
-        return _records_as_works
-    fn = getattr(mod, "works_for_records", None)
-    return fn if callable(fn) else _records_as_works
+def works_of(store: SQLiteStore, records: Sequence[SourceRecord]) -> dict[str, list[SourceRecord]]:
+    """Group records into works with all their members: resolved records under their
+    work id (`W<n>`, every record of that work fetched), the rest as works of their own
+    (work id = record key) until resolve runs."""
+    if not sql.has_works(store.conn):
+        return {r.key: [r] for r in records}
+    members = sql.work_members(store.conn, [r.key for r in records])
+    resolved = {k for ks in members.values() for k in ks}
+    have = {r.key: r for r in records}
+    missing = [k for k in resolved if k not in have]
+    if missing:
+        have.update(store.get_records(missing))
+    out = {w: [have[k] for k in ks if k in have] for w, ks in members.items()}
+    for r in records:
+        if r.key not in resolved:
+            out[r.key] = [r]
+    return out
 
 
 def _changed_batches(store: SQLiteStore, after_seq: int, size: int) -> Iterator[tuple[int, list[SourceRecord]]]:
@@ -169,6 +168,35 @@ def _embed(ix: SearchIndex, report: IndexReport, show: bool) -> None:
     vec.save()
 
 
+def _works_changes(ix: SearchIndex, report: IndexReport) -> None:
+    """Works merged, split or curated since the last run, and documents left orphaned."""
+    store = ix.store
+    stamp = str(store.get_checkpoint(WORKS_CHECKPOINT) or "")
+    keys, newest = sql.works_updated_after(store.conn, stamp)
+    for i in range(0, len(keys), KEYWORD_BATCH):
+        recs = list(store.get_records(keys[i : i + KEYWORD_BATCH]).values())
+        docs = [doc_from_records(w, rs) for w, rs in works_of(store, recs).items()]
+        report.works_seen += len(docs)
+        _index_keyword(ix, docs, report)
+    store.set_checkpoint(WORKS_CHECKPOINT, newest)
+
+
+def _remove_orphans(ix: SearchIndex, report: IndexReport) -> None:
+    """Drop documents of works merged away (after embedding, so their vectors could be
+    reused by the surviving works with the same text)."""
+    store = ix.store
+    orphans = sql.orphan_docnos(store.conn)
+    if orphans:
+        for d in orphans:
+            ix.keyword.delete(d)
+        ix.keyword.commit()
+        with store.transaction():
+            sql.delete_docs(store.conn, orphans)
+        ix.vectors.remove(orphans)
+        ix.vectors.save()
+        report.works_removed += len(orphans)
+
+
 def update_index(
     store: SQLiteStore,
     *,
@@ -186,20 +214,23 @@ def update_index(
     t0 = time.perf_counter()
     ix = index or SearchIndex(store, embedder=embedder)
     report = IndexReport()
-    lookup = work_lookup()
     after = int(store.get_checkpoint(CHECKPOINT) or 0)
     total = store.conn.execute("SELECT count(*) FROM records WHERE seq > ?", (after,)).fetchone()[0]
     with _bar(show_progress, total=total, desc="indexing", unit="record") as bar:
         for last, recs in _changed_batches(store, after, KEYWORD_BATCH):
-            works = lookup(store, recs)
+            works = works_of(store, recs)
             docs = [doc_from_records(w, rs) for w, rs in works.items()]
             report.works_seen += len(docs)
             _index_keyword(ix, docs, report)
             store.set_checkpoint(CHECKPOINT, last)
             bar.update(len(recs))
+    if sql.has_works(store.conn):
+        _works_changes(ix, report)
     ix.write_meta(embedder=ix.embedder_name)
     if embed:
         _embed(ix, report, show_progress)
+    if sql.has_works(store.conn):
+        _remove_orphans(ix, report)
     report.seconds = time.perf_counter() - t0
     return report
 
@@ -217,4 +248,5 @@ def reindex(
     with store.transaction():
         sql.reset_hashes(store.conn)
     store.set_checkpoint(CHECKPOINT, 0)
+    store.set_checkpoint(WORKS_CHECKPOINT, "")
     return update_index(store, embed=embed, show_progress=show_progress, embedder=embedder)

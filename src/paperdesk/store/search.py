@@ -132,3 +132,58 @@ def reset_hashes(conn: sqlite3.Connection) -> None:
     """Mark every indexed work as changed (for `reindex`), keeping docnos and vectors:
     recomputing vectors is what costs time, and unchanged text keeps its vector."""
     conn.execute("UPDATE search_docs SET content_hash = ''")
+
+
+# -- works (tables of migration 030_works.sql, read only) ---------------------------------
+def has_works(conn: sqlite3.Connection) -> bool:
+    return (
+        conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'work_records'"
+        ).fetchone()
+        is not None
+    )
+
+
+def work_members(conn: sqlite3.Connection, keys: Sequence[str]) -> dict[str, list[str]]:
+    """`W<n>` → every record key of the works that the given records belong to (keys not
+    resolved yet are absent)."""
+    out: dict[str, list[str]] = {}
+    ks = list(keys)
+    for i in range(0, len(ks), 500):
+        chunk = ks[i : i + 500]
+        marks = ",".join("?" * len(chunk))
+        inner = f"SELECT work_id FROM work_records WHERE record_key IN ({marks})"  # noqa: S608 - placeholders only
+        query = f"SELECT m.work_id, m.record_key FROM work_records m WHERE m.work_id IN ({inner})"  # noqa: S608
+        for w, k in conn.execute(query, chunk):
+            out.setdefault(f"W{int(w)}", []).append(k)
+    return out
+
+
+def works_updated_after(conn: sqlite3.Connection, stamp: str) -> tuple[list[str], str]:
+    """Record keys of works changed (merged, split, curated) after `stamp`, and the newest
+    stamp seen — how a merge that changed no record still reaches the index."""
+    keys: list[str] = []
+    newest = stamp
+    for k, u in conn.execute(
+        "SELECT r.record_key, w.updated_at FROM works w JOIN work_records r ON r.work_id = w.id "
+        "WHERE w.updated_at > ?",
+        (stamp,),
+    ):
+        keys.append(k)
+        newest = max(newest, u)
+    return keys, newest
+
+
+def orphan_docnos(conn: sqlite3.Connection) -> list[int]:
+    """Indexed documents that no longer stand for a live work: a `W<n>` merged away (or
+    split to nothing), or a record indexed on its own that has since joined a work."""
+    return [
+        int(r[0])
+        for r in conn.execute(
+            "SELECT s.docno FROM search_docs s WHERE "
+            "(s.work_id GLOB 'W[0-9]*' AND NOT EXISTS (SELECT 1 FROM work_records m "
+            "  WHERE m.work_id = CAST(substr(s.work_id, 2) AS INTEGER))) "
+            "OR (s.work_id NOT GLOB 'W[0-9]*' AND EXISTS (SELECT 1 FROM work_records m "
+            "  WHERE m.record_key = s.work_id))"
+        )
+    ]
