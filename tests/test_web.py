@@ -14,9 +14,11 @@ from starlette.testclient import TestClient
 
 from conftest import shared_file
 from paperdesk.ingest import ingest_paths
-from paperdesk.store import open_store
+from paperdesk.resolve.authors import resolve_authors
+from paperdesk.store import curators, open_store
+from paperdesk.store.works import resolve_works
 from paperdesk.subjects import taxonomy
-from paperdesk.web.app import create_app
+from paperdesk.web.app import WebSettings, create_app
 
 HOSTILE_TITLE = '<img src=x onerror="window.__pwned=1"> Attention is all you need'
 HOSTILE_ABSTRACT = "<script>window.__pwned=1</script> We study $\\mathcal{O}(n^2)$ attention."
@@ -38,7 +40,11 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> TestClient:
         ingest_paths(store, [feed, hostile])
         # the hostile record appears on a day of its own, the day before the feed starts
         store.conn.execute("UPDATE records SET feed_date = '2025-03-17' WHERE source = 'evil'")
-    return TestClient(create_app(db))
+        resolve_works(store)
+        resolve_authors(store)
+        curators.add_curator(store, "carol", "correct horse battery")
+    settings = WebSettings(admin_token="t0ken-for-tests-only")
+    return TestClient(create_app(db, settings))
 
 
 def feed_days(n: int = 600) -> list[str]:
@@ -149,3 +155,58 @@ def test_subjects_index_and_pages(client: TestClient) -> None:
     atom = etree.fromstring(client.get("/subjects/cs.LG.atom").content)
     assert atom.findall("{http://www.w3.org/2005/Atom}entry")
     assert client.get("/subjects/no.such.json").json()["error"]["status"] == 404
+
+
+def test_author_pages(client: TestClient) -> None:
+    works = client.get("/index.json").json()["works"]
+    author = next(a for w in works for a in w["authors"] if a["author_id"])
+    data = client.get(f"/authors/{author['author_id']}.json").json()
+    assert data["name"] and data["heading"] == f"Publications and source records attributed to {data['name']}"
+    assert data["records_count"] >= 1 and data["records_count_text"].startswith("at least ")
+    assert client.get(f"/api/authors/{author['author_id']}").json() == data
+    html = client.get(f"/authors/{author['author_id']}").text
+    assert "Linked to original sources" in html and "<svg" in html
+    for w in data["works"]:
+        assert all(r["url"] for r in w["records"])
+    found = client.get("/authors.json", params={"q": author["name"]}).json()["authors"]
+    assert author["author_id"] in [a["author_id"] for a in found]
+    assert client.get("/authors/a0000000000.json").json()["error"]["status"] == 404
+
+
+def _csrf(client: TestClient, path: str) -> str:
+    html = client.get(path).text
+    m = re.search(r'name="csrf" value="([0-9a-f]+)"', html)
+    assert m, "page has no CSRF field"
+    return m.group(1)
+
+
+def test_writes_need_a_curator_and_csrf(client: TestClient) -> None:
+    works = client.get("/index.json").json()["works"]
+    a, b = works[0]["work_id"], works[1]["work_id"]
+    anon = client.post(f"/api/papers/{a}/merge", json={"other": b})
+    assert anon.status_code == 401 and anon.json()["error"]["status"] == 401
+    wrong = client.post(f"/api/papers/{a}/merge", json={"other": b},
+                        headers={"authorization": "Bearer nope"})
+    assert wrong.status_code == 401
+    client.cookies.clear()
+    # sign in: without the CSRF token the form is refused, with it the session starts
+    assert client.post("/login", data={"username": "carol", "password": "correct horse battery"}).status_code == 403
+    token = _csrf(client, "/login")
+    bad = client.post("/login", data={"username": "carol", "password": "wrong password!", "csrf": token})
+    assert bad.status_code == 401
+    ok = client.post("/login", data={"username": "carol", "password": "correct horse battery",
+                                     "csrf": token, "next": "//evil.example/"}, follow_redirects=False)
+    assert ok.status_code == 303 and ok.headers["location"] == "/"  # no open redirect
+    # a signed-in browser still needs the CSRF token on every POST
+    assert client.post(f"/papers/{a}/merge", data={"other": b}).status_code == 403
+    done = client.post(f"/papers/{a}/merge", data={"other": b, "csrf": _csrf(client, f"/papers/{a}")},
+                       follow_redirects=False)
+    assert done.status_code == 303
+    merged = client.get(f"/papers/{b}.json").json()
+    assert merged["work_id"] == a and merged["redirected_from"] == b
+    # the admin token works for scripts, without cookies or CSRF
+    client.cookies.clear()
+    split_key = merged["records"][-1]["key"]
+    res = client.post(f"/api/papers/{a}/split", json={"records": split_key},
+                      headers={"authorization": "Bearer t0ken-for-tests-only"})
+    assert res.status_code == 200 and res.json()["who"] == "admin"

@@ -293,3 +293,41 @@ def subject_page(store: SQLiteStore, code: str, limit: int = 50) -> dict[str, An
         (r.feed_date for recs in records.values() for r in recs if r.feed_date), default=None
     )
     return info
+
+
+def author_page(store: SQLiteStore, author_id: str) -> dict[str, Any]:
+    """An author profile for the page: the profile from the authors stage, plus subject
+    names from the taxonomy and the bars of the works-per-year chart."""
+    from paperdesk.resolve.authors_profiles import profile
+
+    data = profile(store, author_id)
+    tax = taxonomy.load()
+    for s in data["subjects"]:
+        cat = tax.get(s["subject"])
+        s["name"] = cat.name if cat else s["subject"]
+    years = sorted(int(y) for y in data["works_per_year"])
+    if years:
+        span = list(range(years[0], years[-1] + 1))
+        top = max(data["works_per_year"].values())
+        data["chart"] = {
+            "width": 24 * len(span), "height": 120, "max": top,
+            "bars": [
+                {"year": y, "n": data["works_per_year"].get(str(y), 0),
+                 "x": 24 * i, "h": round(100 * data["works_per_year"].get(str(y), 0) / top)}
+                for i, y in enumerate(span)
+            ],
+        }
+    else:
+        data["chart"] = None
+    return data
+
+
+def author_search(store: SQLiteStore, query: str, limit: int = 50) -> dict[str, Any]:
+    from paperdesk.resolve.authors_profiles import search_authors
+
+    query = query.strip()
+    if not query:
+        return {"query": "", "authors": []}
+    if len(query) > 200:
+        raise QueryError("author queries are limited to 200 characters")
+    return {"query": query, "authors": search_authors(store, query, limit=limit)}

@@ -158,6 +158,10 @@ def create_app(db: str | Path, settings: WebSettings | None = None) -> FastAPI:
 
     pages.register(app)
     pages.register_subjects(app)
+    pages.register_authors(app)
+    from paperdesk.web import curation
+
+    curation.register(app)
     app.add_middleware(security.BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(security.SecurityHeaders)
     return app

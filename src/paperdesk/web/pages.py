@@ -131,3 +131,34 @@ def register_subjects(app: FastAPI) -> None:
     @app.get("/api/subjects/{code}", summary="A subject with its newest works")
     def subject_api(request: Request, code: str) -> Response:
         return json_response(catalog.subject_page(store_of(request), code))
+
+
+def register_authors(app: FastAPI) -> None:
+    @app.get("/authors", include_in_schema=False)
+    @app.get("/authors.json", include_in_schema=False)
+    @app.get("/api/authors", summary="Search author profiles by name")
+    def authors_search(request: Request, q: str = "") -> Response:
+        data = catalog.author_search(store_of(request), q)
+        if request.url.path == "/authors":
+            return render(request, "authors.html", data)
+        return json_response(data)
+
+    @app.get("/authors/{author_id}", include_in_schema=False)
+    def author_page(request: Request, author_id: str) -> Response:
+        if author_id.endswith((".atom", ".rss")):
+            aid, kind = author_id.rsplit(".", 1)
+            data = catalog.author_page(store_of(request), aid)
+            works = [
+                {"work_id": w["work_id"] or w["records"][0]["key"], "title": w["title"],
+                 "abstract": w["records"][0]["abstract"], "authors": [{"name": data["name"]}],
+                 "date": str(w["year"]) if w["year"] else None, "subjects": []}
+                for w in data["works"][:100] if w["work_id"]
+            ]
+            return feeds.response(request, kind, f"paperdesk: {data['name']}", works, None)
+        aid, as_json = _strip_json(author_id)
+        data = catalog.author_page(store_of(request), aid)
+        return json_response(data) if as_json else render(request, "author.html", data)
+
+    @app.get("/api/authors/{author_id}", summary="An author profile with its works")
+    def author_api(request: Request, author_id: str) -> Response:
+        return json_response(catalog.author_page(store_of(request), author_id))

@@ -1,0 +1,62 @@
+"""Who may write: signed-in curators (local accounts, scrypt-hashed) or an admin token.
+
+- Browsers sign in at /login; the session is a signed, HttpOnly, SameSite=Strict cookie.
+  Every POST from a browser must also carry the page's CSRF token.
+- Scripts send `Authorization: Bearer $PAPERDESK_ADMIN_TOKEN`; a browser never attaches
+  that header by itself, so token requests need no CSRF token.
+"""
+
+from __future__ import annotations
+
+import hmac
+from typing import Any
+
+from fastapi import HTTPException, Request
+from itsdangerous import BadSignature, URLSafeTimedSerializer
+
+from paperdesk.web import security
+
+SESSION_COOKIE = "pd_session"
+SESSION_MAX_AGE = 7 * 24 * 3600
+
+
+def _serializer(request: Request) -> URLSafeTimedSerializer:
+    return URLSafeTimedSerializer(request.app.state.settings.secret_key, salt="pd-session")
+
+
+def session_value(request: Request, username: str) -> str:
+    return _serializer(request).dumps({"u": username})
+
+
+def curator(request: Request) -> tuple[str | None, bool]:
+    """(who, by_token): the signed-in curator or "admin" for the token; (None, False)."""
+    token = request.app.state.settings.admin_token
+    header = request.headers.get("authorization", "")
+    if token and header.startswith("Bearer ") and hmac.compare_digest(header[7:], token):
+        return "admin", True
+    cookie = request.cookies.get(SESSION_COOKIE)
+    if cookie:
+        try:
+            data: Any = _serializer(request).loads(cookie, max_age=SESSION_MAX_AGE)
+            return str(data["u"]), False
+        except (BadSignature, KeyError, TypeError):
+            pass
+    return None, False
+
+
+def check_csrf(request: Request, form_token: str | None) -> None:
+    token = form_token or request.headers.get("x-csrf-token")
+    nonce = request.cookies.get(security.CSRF_COOKIE)
+    if not security.csrf_ok(request.app.state.settings.secret_key, nonce, token):
+        raise HTTPException(403, "missing or invalid CSRF token: reload the page and try again")
+
+
+async def require_curator(request: Request) -> str:
+    """The curator allowed to write (checks CSRF for browser sessions); 401/403 otherwise."""
+    who, by_token = curator(request)
+    if who is None:
+        raise HTTPException(401, "sign in as a curator (or send the admin token) to apply corrections")
+    if not by_token:
+        form = await request.form() if "form" in request.headers.get("content-type", "") else {}
+        check_csrf(request, str(form.get("csrf") or "") or None)
+    return who

@@ -1,0 +1,117 @@
+"""Sign-in and corrections (merge/split of works and authors) over the web.
+
+Every write is a POST that needs a curator (`auth.require_curator`) and, from a browser,
+the page's CSRF token; the corrections themselves are the library's curations, logged with
+who and when and kept as constraints on every later resolve.
+"""
+
+from __future__ import annotations
+
+import re
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import RedirectResponse, Response
+
+from paperdesk.store import curators
+from paperdesk.web import auth
+from paperdesk.web.pages import json_response, render, store_of
+
+_SPLIT = re.compile(r"[\s,]+")
+
+
+def _safe_next(value: str | None) -> str:
+    """Only same-site paths: never an open redirect."""
+    if value and value.startswith("/") and not value.startswith("//") and "\\" not in value:
+        return value
+    return "/"
+
+
+def _done(request: Request, target: str, data: dict[str, object]) -> Response:
+    if request.url.path.startswith("/api/"):
+        return json_response(data)
+    return RedirectResponse(target, status_code=303)
+
+
+def register(app: FastAPI) -> None:
+    @app.get("/login", include_in_schema=False)
+    def login_form(request: Request, next: str = "/") -> Response:
+        who, _ = auth.curator(request)
+        return render(request, "login.html", {"next": _safe_next(next), "who": who, "failed": False})
+
+    @app.post("/login", include_in_schema=False)
+    async def login(request: Request) -> Response:
+        form = await request.form()
+        auth.check_csrf(request, str(form.get("csrf") or "") or None)
+        client = request.client.host if request.client else "?"
+        wait = request.app.state.limiter.allow(client, "login")
+        if wait:
+            raise HTTPException(429, f"too many sign-in attempts: retry in {int(wait) + 1} s")
+        user, password = str(form.get("username", "")), str(form.get("password", ""))
+        target = _safe_next(str(form.get("next", "/")))
+        if not curators.check_login(store_of(request), user, password):
+            resp = render(request, "login.html", {"next": target, "who": None, "failed": True})
+            resp.status_code = 401
+            return resp
+        resp = RedirectResponse(target, status_code=303)
+        resp.set_cookie(auth.SESSION_COOKIE, auth.session_value(request, user), httponly=True,
+                        samesite="strict", max_age=auth.SESSION_MAX_AGE,
+                        secure=request.url.scheme == "https")
+        return resp
+
+    @app.post("/logout", include_in_schema=False)
+    async def logout(request: Request) -> Response:
+        form = await request.form()
+        auth.check_csrf(request, str(form.get("csrf") or "") or None)
+        resp = RedirectResponse("/", status_code=303)
+        resp.delete_cookie(auth.SESSION_COOKIE)
+        return resp
+
+    async def _field(request: Request, name: str) -> str:
+        if "json" in request.headers.get("content-type", ""):
+            body = await request.json()
+            value = body.get(name) if isinstance(body, dict) else None
+        else:
+            value = (await request.form()).get(name)
+        if not value or not isinstance(value, str):
+            raise HTTPException(400, f"missing field {name!r}")
+        return value.strip()
+
+    @app.post("/papers/{work_id}/merge", include_in_schema=False)
+    @app.post("/api/papers/{work_id}/merge", summary="Curate: merge another work into this one")
+    async def work_merge(request: Request, work_id: str) -> Response:
+        from paperdesk.store.works import merge_works
+
+        who = await auth.require_curator(request)
+        other = await _field(request, "other")
+        kept = merge_works(store_of(request), work_id, other, who=who)
+        return _done(request, f"/papers/{kept}", {"work_id": kept, "merged": other, "who": who})
+
+    @app.post("/papers/{work_id}/split", include_in_schema=False)
+    @app.post("/api/papers/{work_id}/split", summary="Curate: move records to a new work")
+    async def work_split(request: Request, work_id: str) -> Response:
+        from paperdesk.store.works import split_work
+
+        who = await auth.require_curator(request)
+        keys = [k for k in _SPLIT.split(await _field(request, "records")) if k]
+        new = split_work(store_of(request), work_id, keys, who=who)
+        return _done(request, f"/papers/{new}", {"work_id": work_id, "new_work_id": new, "who": who})
+
+    @app.post("/authors/{author_id}/merge", include_in_schema=False)
+    @app.post("/api/authors/{author_id}/merge", summary="Curate: two profiles are one person")
+    async def author_merge(request: Request, author_id: str) -> Response:
+        from paperdesk.resolve.authors import merge_authors
+
+        who = await auth.require_curator(request)
+        other = await _field(request, "other")
+        out = merge_authors(store_of(request), author_id, other, who=who)
+        return _done(request, f"/authors/{out['author_id']}", {**out, "who": who})
+
+    @app.post("/authors/{author_id}/split", include_in_schema=False)
+    @app.post("/api/authors/{author_id}/split", summary="Curate: these works are someone else's")
+    async def author_split(request: Request, author_id: str) -> Response:
+        from paperdesk.resolve.authors import split_author
+
+        who = await auth.require_curator(request)
+        works = [k for k in _SPLIT.split(await _field(request, "works")) if k]
+        out = split_author(store_of(request), author_id, works, who=who)
+        return _done(request, f"/authors/{out['author_id']}", {**out, "who": who})
