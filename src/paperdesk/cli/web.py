@@ -27,3 +27,44 @@ def serve(ctx: Ctx, host: str, port: int, workers: int) -> None:
         "paperdesk.web.asgi:app", host=host, port=port, workers=workers,
         log_level="warning", proxy_headers=False,
     )
+
+
+@main.group()
+def curator() -> None:
+    """Curator accounts for the web site (who may apply corrections)."""
+
+
+@curator.command("add")
+@click.argument("username")
+@click.option("--password-stdin", is_flag=True, help="Read the password from standard input.")
+@pass_ctx
+@handle_errors
+def curator_add(ctx: Ctx, username: str, password_stdin: bool) -> None:
+    """Create a curator account, or reset its password."""
+    import sys
+
+    from paperdesk.store.curators import add_curator
+
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\n")
+    else:
+        password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
+    add_curator(ctx.store, username, password)
+    click.echo(f"curator {username} can now sign in at /login", err=True)
+
+
+@curator.command("list")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+@handle_errors
+def curator_list(ctx: Ctx, as_json: bool) -> None:
+    """List curator accounts."""
+    from paperdesk.cli import emit_json
+    from paperdesk.store.curators import list_curators
+
+    rows = list_curators(ctx.store)
+    if as_json:
+        emit_json(rows)
+        return
+    for r in rows:
+        click.echo(f"{r['username']:<24} since {r['created_at']}")
