@@ -13,6 +13,7 @@ import copy
 import gzip
 import json
 import re
+import time
 from itertools import islice
 
 import pytest
@@ -211,6 +212,11 @@ NAMES = [
     ("J.-P. Serre", "J.-P.", "Serre", "J.-P. Serre", "serre j"),
     ("J.P. Serre", "J. P.", "Serre", "J. P. Serre", "serre j"),
     ("Serre J.-P.", "J.-P.", "Serre", "J.-P. Serre", "serre j"),
+    # feed / OpenReview: initials after the word (Vancouver order), initials before it
+    ("Keerthana R", "R.", "Keerthana", "R. Keerthana", "keerthana r"),
+    ("Harsha KG", "K. G.", "Harsha", "K. G. Harsha", "harsha k"),
+    ("KC Tan", "KC", "Tan", "KC Tan", "tan k"),
+    ("Zhou Fengjin MD", "Zhou", "Fengjin", "Zhou Fengjin MD", "fengjin z"),
     # capitals and scripts
     ("LEI BAI", "Lei", "Bai", "Lei Bai", "bai l"),  # feed
     ("ZHANG Wei", "Wei", "Zhang", "Wei Zhang", "zhang w"),
@@ -508,6 +514,29 @@ def test_real_broken_author_name_is_within_limits() -> None:
         authors=[Author("Xiangyu Kongand Xiaoxia Xingand " * 16)],
     )
     assert finish(rec).authors[0].key
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\\textbf{" * 6000 + "x" + "}" * 6000,  # deep nesting: the unwrapping loop is bounded
+        "$a_" * 16000,
+        "\\frac{" * 8000,
+        "[a](" * 12000,
+        "`a" * 25000,
+        "<sub" * 12000,
+        "\\'" * 25000,
+        "\\begin{" * 7000,
+        "{" * 25000 + "}" * 25000,
+    ],
+    ids=["nesting", "dollars", "frac", "links", "backticks", "tags", "accents", "begin", "braces"],
+)
+def test_hostile_text_stays_linear(text: str) -> None:
+    """50,000 characters of one construct: a quadratic pattern would take minutes."""
+    start = time.process_time()
+    out = plain_text(text)
+    assert isinstance(out, str)
+    assert time.process_time() - start < 5.0
 
 
 # --- properties -------------------------------------------------------------------------

@@ -40,14 +40,18 @@ def _particles() -> frozenset[str]:
     return frozenset(p for p in CONSTANTS.prefixes if p not in skip and not p.endswith("-"))
 
 
-# Generational suffixes only: academic ones (`MA`, `BA`, `MD`) collide with real names.
-_SUFFIXES = frozenset("jr jr. sr sr. snr snr. jnr jnr. junior senior ii iii iv esq esq.".split())
+# Generational suffixes, and the two degrees that trail names (`Zhou Fengjin MD`); only
+# taken off a name of three or more words.
+_SUFFIXES = frozenset(
+    "jr jr. sr sr. snr snr. jnr jnr. junior senior ii iii iv esq esq. md m.d. phd ph.d.".split()
+)
 _TITLES = frozenset("dr dr. prof prof. professor mr mr. mrs mrs. ms ms. sir".split())
 _NICKNAME = re.compile(r"\s*(?:\"[^\"]*\"|“[^”]*”|\([^()]*\))\s*")
 _BARE_UMLAUT = re.compile(r'"([AEIOUYaeiouy])')  # Rapha"el (an accent with its \ lost)
 _BARE_GRAVE = re.compile(r"`([aeiouAEIOU])(?=[a-z]|$|\s)")  # Valli`eres, Nicol`o
 _EDGE_JUNK = re.compile(r"^(?:[^\w']|[\d_])+|(?:[^\w.]|[\d_])+$")
 _INITIALS_RUN = re.compile(r"^(?:[A-Z]\.)+[A-Z]\.?$")  # J.P. or J.P
+_TRAILING_INITIALS = re.compile(r"^(?:[A-Z]\.?|[B-DF-HJ-NP-TV-XZ]{2,3})$")
 _DOTTED_INITIALS = re.compile(r"^[A-Z]\.(?:-?[A-Z]\.)*$")  # Y.  J.-P.  J.P.
 _KEY_DROP = re.compile(r"[^a-z ]+")
 
@@ -167,6 +171,7 @@ def split_name(s: str) -> tuple[str | None, str | None, str | None]:
         first.isupper()
         and len(first) >= 2
         and "." not in first
+        and any(c in "AEIOUY" for c in first)  # `KC Tan`: initials, not a family name
         and not all(t.isupper() for t in toks[1:])
     ):
         n = 1
@@ -182,6 +187,14 @@ def split_name(s: str) -> tuple[str | None, str | None, str | None]:
         and all(_DOTTED_INITIALS.match(t) for t in toks[1:])
     ):
         return " ".join(toks[1:]), first, suffix
+    # Keerthana R / Harsha KG: one word, then its initials (the Vancouver order).
+    if (
+        len(toks) == 2
+        and len(first) >= 2
+        and not first.isupper()
+        and _TRAILING_INITIALS.match(toks[1])
+    ):
+        return " ".join(c + "." for c in toks[1] if c.isalpha()), first, suffix
     if s.isupper():  # LEI BAI: all capitals, nothing tells the order; fix the case
         toks = [_title_word(t) for t in toks]
     # Default: family is the last word plus any particles before it (van der Waals).
