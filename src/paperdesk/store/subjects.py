@@ -1,0 +1,267 @@
+"""Subjects in the store: given by the source or predicted, per record, and per work.
+
+`classify(store, model)` walks the records changed since its last run (the store's `seq`):
+a record whose category list holds arXiv subjects gets those (canonical, primary first;
+ACM/MSC codes go to `record_codes`); a record without any gets the model's prediction,
+marked predicted with its probabilities. Source-given subjects always win: a work shows
+predicted subjects only when none of its records has given ones.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from paperdesk.errors import NotFoundError
+from paperdesk.model import SourceRecord
+from paperdesk.store.sqlite import SQLiteStore, now
+from paperdesk.store.works import _chunks, _marks, follow, format_id, parse_id
+from paperdesk.subjects.taxonomy import Taxonomy, load, split_categories
+
+CHECKPOINT = "subjects.classify.seq"
+_BATCH = 1000
+
+Predictor = Callable[[Sequence[tuple[str | None, str | None]]], list[list[dict[str, Any]]]]
+"""(title, abstract) pairs → for each, ranked dicts with `subject`, `probability`,
+`primary_probability` (primary first). Kept abstract so the store does not import numpy."""
+
+
+@dataclass
+class ClassifyReport:
+    records: int = 0
+    given: int = 0
+    predicted: int = 0
+    no_text: int = 0
+    """Records with neither subjects nor a title/abstract: left without subjects."""
+    seconds: float = 0.0
+    last_seq: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def classify(
+    store: SQLiteStore,
+    predict: Predictor,
+    *,
+    model_id: str,
+    full: bool = False,
+    tax: Taxonomy | None = None,
+) -> ClassifyReport:
+    """Give subjects to every record changed since the last run (all records with `full`)."""
+    tax = tax or load()
+    t0 = time.perf_counter()
+    report = ClassifyReport()
+    after = 0 if full else int(store.get_checkpoint(CHECKPOINT) or 0)
+    batch: list[tuple[int, SourceRecord]] = []
+    for item in store.iter_changed(after):
+        batch.append(item)
+        if len(batch) >= _BATCH:
+            _classify_batch(store, batch, predict, model_id, tax, report)
+            batch = []
+    if batch:
+        _classify_batch(store, batch, predict, model_id, tax, report)
+    if report.last_seq:
+        store.set_checkpoint(CHECKPOINT, report.last_seq)
+    report.seconds = round(time.perf_counter() - t0, 2)
+    return report
+
+
+def _classify_batch(
+    store: SQLiteStore,
+    batch: list[tuple[int, SourceRecord]],
+    predict: Predictor,
+    model_id: str,
+    tax: Taxonomy,
+    report: ClassifyReport,
+) -> None:
+    subject_rows: list[tuple[Any, ...]] = []
+    code_rows: list[tuple[Any, ...]] = []
+    state_rows: list[tuple[Any, ...]] = []
+    to_predict: list[SourceRecord] = []
+    stamp = now()
+    for _seq, rec in batch:
+        split = split_categories(rec.categories, tax)
+        code_rows += [(rec.key, i, c.scheme, c.code) for i, c in enumerate(split.codes)]
+        if split.subjects:
+            subject_rows += [(rec.key, i, s, 0, None, None) for i, s in enumerate(split.subjects)]
+            state_rows.append((rec.key, None, stamp))
+            report.given += 1
+        elif (rec.title or "").strip() or (rec.abstract or "").strip():
+            to_predict.append(rec)
+        else:
+            state_rows.append((rec.key, None, stamp))
+            report.no_text += 1
+    if to_predict:
+        preds = predict([(r.title, r.abstract) for r in to_predict])
+        for rec, ranked in zip(to_predict, preds, strict=True):
+            subject_rows += [
+                (rec.key, i, p["subject"], 1, p["probability"], p["primary_probability"])
+                for i, p in enumerate(ranked)
+            ]
+            state_rows.append((rec.key, model_id, stamp))
+            report.predicted += 1
+    keys = [rec.key for _, rec in batch]
+    with store.transaction() as conn:
+        for chunk in _chunks(keys):
+            marks = _marks(len(chunk))
+            conn.execute(f"DELETE FROM record_subjects WHERE record_key IN ({marks})", chunk)  # noqa: S608
+            conn.execute(f"DELETE FROM record_codes WHERE record_key IN ({marks})", chunk)  # noqa: S608
+        conn.executemany("INSERT INTO record_subjects VALUES (?, ?, ?, ?, ?, ?)", subject_rows)
+        conn.executemany("INSERT INTO record_codes VALUES (?, ?, ?, ?)", code_rows)
+        conn.executemany(
+            "INSERT OR REPLACE INTO record_subjects_state VALUES (?, ?, ?)", state_rows
+        )
+    report.records += len(batch)
+    report.last_seq = max(report.last_seq, max(seq for seq, _ in batch))
+
+
+# -- reading -----------------------------------------------------------------------------
+
+
+def record_subjects(
+    conn: sqlite3.Connection, keys: Sequence[str]
+) -> dict[str, list[dict[str, Any]]]:
+    """Stored subjects of each record, rank order: `{subject, predicted[, probability,
+    primary_probability]}`."""
+    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for chunk in _chunks(list(keys)):
+        marks = _marks(len(chunk))
+        for key, subject, predicted, prob, pprob in conn.execute(
+            "SELECT record_key, subject, predicted, probability, primary_probability"  # noqa: S608
+            f" FROM record_subjects WHERE record_key IN ({marks}) ORDER BY record_key, rank",
+            chunk,
+        ):
+            out[key].append(_entry(subject, predicted, prob, pprob))
+    return dict(out)
+
+
+def record_codes(conn: sqlite3.Connection, key: str) -> list[dict[str, str]]:
+    return [
+        {"scheme": s, "code": c}
+        for s, c in conn.execute(
+            "SELECT scheme, code FROM record_codes WHERE record_key = ? ORDER BY position", (key,)
+        )
+    ]
+
+
+def _entry(subject: str, predicted: int, prob: float | None, pprob: float | None) -> dict[str, Any]:
+    e: dict[str, Any] = {"subject": subject, "predicted": bool(predicted)}
+    if predicted:
+        e["probability"] = prob
+        e["primary_probability"] = pprob
+    return e
+
+
+def merge_subjects(per_record: Sequence[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """A work's subjects from its records' (records in display order).
+
+    Given subjects win: if any record has them, the work's subjects are the union of the
+    given ones (primaries first). Otherwise the work takes the prediction of its record
+    with the most confident predicted primary."""
+    given = [subs for subs in per_record if subs and not subs[0]["predicted"]]
+    if given:
+        out: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        ordered = [s[0] for s in given] + [e for s in given for e in s[1:]]
+        for e in ordered:
+            if e["subject"] not in seen:
+                seen.add(e["subject"])
+                out.append(e)
+        return out
+    predicted = [subs for subs in per_record if subs]
+    if not predicted:
+        return []
+    return max(predicted, key=lambda s: s[0].get("primary_probability") or 0.0)
+
+
+def _work_keys(conn: sqlite3.Connection, work: str | int) -> tuple[str, list[str]]:
+    wid = follow(conn, parse_id(work))
+    keys = [
+        k
+        for (k,) in conn.execute(
+            "SELECT wr.record_key FROM work_records wr JOIN records r ON r.key = wr.record_key"
+            " WHERE wr.work_id = ? ORDER BY r.rowid",
+            (wid,),
+        )
+    ]
+    if not keys:
+        raise NotFoundError(f"no work {format_id(parse_id(work))}")
+    return format_id(wid), keys
+
+
+def work_subjects(
+    store: SQLiteStore, work: str | int, tax: Taxonomy | None = None
+) -> dict[str, Any]:
+    """`subjects WORK_ID --json`: the work's subjects (given or predicted, never mixed), and
+    each record's own subjects and classification codes."""
+    tax = tax or load()
+    conn = store.conn
+    wid, keys = _work_keys(conn, work)
+    per = record_subjects(conn, keys)
+    records = [
+        {
+            "key": k,
+            "subjects": [_named(e, tax) for e in per.get(k, [])],
+            "codes": record_codes(conn, k),
+        }
+        for k in keys
+    ]
+    merged = merge_subjects([per.get(k, []) for k in keys])
+    return {
+        "work_id": wid,
+        "subjects": [_named(e, tax) for e in merged],
+        "predicted": bool(merged) and merged[0]["predicted"],
+        "classified": all(k in per for k in keys) or _all_classified(conn, keys),
+        "records": records,
+    }
+
+
+def _all_classified(conn: sqlite3.Connection, keys: Sequence[str]) -> bool:
+    n = 0
+    for chunk in _chunks(list(keys)):
+        marks = _marks(len(chunk))
+        n += conn.execute(
+            f"SELECT COUNT(*) FROM record_subjects_state WHERE record_key IN ({marks})",  # noqa: S608
+            chunk,
+        ).fetchone()[0]
+    return n == len(keys)
+
+
+def _named(e: dict[str, Any], tax: Taxonomy) -> dict[str, Any]:
+    cat = tax.categories.get(e["subject"])
+    return {**e, "name": cat.name if cat else None}
+
+
+def subject_counts(store: SQLiteStore) -> dict[str, Counter[str]]:
+    """Works per subject, split by kind: `{"given": Counter, "predicted": Counter}`. A record
+    not yet in a work (resolve not run) counts as its own work."""
+    conn = store.conn
+    work_of = dict(conn.execute("SELECT record_key, work_id FROM work_records"))
+    per_work: dict[Any, list[list[dict[str, Any]]]] = defaultdict(list)
+    current: list[dict[str, Any]] = []
+    last: str | None = None
+    rows = conn.execute(
+        "SELECT record_key, subject, predicted, probability, primary_probability"
+        " FROM record_subjects ORDER BY record_key, rank"
+    )
+
+    def flush() -> None:
+        if last is not None:
+            per_work[work_of.get(last, last)].append(current)
+
+    for key, subject, predicted, prob, pprob in rows:
+        if key != last:
+            flush()
+            last, current = key, []
+        current.append(_entry(subject, predicted, prob, pprob))
+    flush()
+    counts: dict[str, Counter[str]] = {"given": Counter(), "predicted": Counter()}
+    for recs in per_work.values():
+        for e in merge_subjects(recs):
+            counts["predicted" if e["predicted"] else "given"][e["subject"]] += 1
+    return counts

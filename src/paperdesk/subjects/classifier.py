@@ -1,0 +1,413 @@
+"""Predict arXiv subjects from a title and abstract.
+
+Model: hashed word uni+bigrams (no vocabulary to ship) with sublinear TF-IDF, and two sets
+of linear one-vs-rest scorers trained with SGD (logistic loss):
+
+- *primary*: which subject is the paper's primary one. Scores are turned into a
+  distribution with a softmax whose temperature is fitted on a held-out calibration month,
+  so `primary_probability` means what it says (checked by the ECE figure in
+  `bench/subjects.py`).
+- *member*: whether a subject is among the paper's subjects at all (cross-lists included),
+  one sigmoid per subject with one Platt scaling fitted on the same calibration month.
+  Secondary subjects are ranked by this.
+
+Weights are pruned to the largest `keep` per subject and quantised to int8, then saved as a
+plain `.npz` (no pickle: loading a model file never runs code) of a few MB.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+from scipy.optimize import minimize, minimize_scalar
+
+from paperdesk.subjects.feed import Example
+
+FORMAT = "paperdesk-subjects/1"
+MAX_CHARS = 20_000
+"""Longer inputs are cut: an abstract is ~1–2k characters, and hostile or mis-parsed input
+(a whole paper body in the abstract field) must not cost unbounded time."""
+
+MODEL_ENV = "PAPERDESK_SUBJECTS_MODEL"
+
+
+@dataclass
+class TrainConfig:
+    n_features_log2: int = 18
+    min_examples: int = 20
+    """Subjects with fewer training papers as primary are not predicted (too little to learn)."""
+    epochs: int = 5
+    alpha: float = 1e-6
+    keep: int = 10_000
+    """Non-zero weights kept per subject and scorer."""
+    title_repeat: int = 2
+    """The title counts this many times: it is short and dense with topic words."""
+    n_jobs: int = 2
+
+
+@dataclass(frozen=True)
+class Scored:
+    subject: str
+    probability: float
+    """P(subject is one of the paper's subjects)."""
+    primary_probability: float
+    """P(subject is the paper's primary subject)."""
+
+
+@dataclass(frozen=True)
+class Prediction:
+    subjects: list[Scored]
+    """Predicted primary first, then secondaries by `probability`; empty without text."""
+
+    @property
+    def primary(self) -> Scored | None:
+        return self.subjects[0] if self.subjects else None
+
+
+@dataclass
+class _Linear:
+    """One-vs-rest linear scorers, stored sparse (classes x features)."""
+
+    weights: sp.csr_matrix
+    bias: NDArray[np.float32]
+
+    def scores(self, x: sp.csr_matrix) -> NDArray[np.float64]:
+        return np.asarray((x @ self.weights.T).toarray(), dtype=np.float64) + self.bias
+
+
+@dataclass
+class SubjectModel:
+    classes: list[str]
+    idf: NDArray[np.float32]
+    primary: _Linear
+    member: _Linear
+    temperature: float
+    platt: tuple[float, float]
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    # -- features --
+    def _texts(self, items: Sequence[tuple[str | None, str | None]]) -> list[str]:
+        rep = int(self.meta.get("title_repeat", 2))
+        out = []
+        for title, abstract in items:
+            t = (title or "")[:MAX_CHARS]
+            a = (abstract or "")[:MAX_CHARS]
+            out.append(" ".join([t] * rep + [a]))
+        return out
+
+    def features(self, items: Sequence[tuple[str | None, str | None]]) -> sp.csr_matrix:
+        return _tfidf(_hash(self._texts(items), int(self.meta["n_features_log2"])), self.idf)
+
+    # -- probabilities --
+    def primary_proba(self, x: sp.csr_matrix) -> NDArray[np.float64]:
+        return _softmax(self.primary.scores(x) / self.temperature)
+
+    def member_proba(self, x: sp.csr_matrix) -> NDArray[np.float64]:
+        a, b = self.platt
+        return _sigmoid(a * self.member.scores(x) + b)
+
+    def predict(
+        self,
+        items: Sequence[tuple[str | None, str | None]],
+        *,
+        max_subjects: int = 5,
+        min_probability: float = 0.2,
+    ) -> list[Prediction]:
+        """Predictions for (title, abstract) pairs; either may be None or empty.
+
+        The primary is the most probable primary subject; secondaries are the other
+        subjects whose membership probability is at least `min_probability`."""
+        if not items:
+            return []
+        x = self.features(items)
+        pp, pm = self.primary_proba(x), self.member_proba(x)
+        empty = np.asarray(x.getnnz(axis=1) == 0)
+        out = []
+        for i in range(len(items)):
+            if empty[i]:
+                out.append(Prediction([]))
+                continue
+            top = int(np.argmax(pp[i]))
+            order = [top] + [
+                int(j) for j in np.argsort(-pm[i]) if j != top and pm[i, j] >= min_probability
+            ]
+            out.append(
+                Prediction(
+                    [
+                        Scored(
+                            self.classes[j], round(float(pm[i, j]), 4), round(float(pp[i, j]), 4)
+                        )
+                        for j in order[:max_subjects]
+                    ]
+                )
+            )
+        return out
+
+    # -- storage --
+    def save(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        arrays: dict[str, Any] = {
+            "classes": np.array(self.classes, dtype="U32"),
+            "idf": self.idf.astype(np.float16),
+            "meta": np.array(
+                json.dumps(
+                    {
+                        **self.meta,
+                        "format": FORMAT,
+                        "temperature": self.temperature,
+                        "platt": list(self.platt),
+                    }
+                )
+            ),
+        }
+        for name, lin in (("primary", self.primary), ("member", self.member)):
+            w = lin.weights.tocsr()
+            w.sort_indices()
+            scale = np.maximum(abs(w).max(axis=1).toarray().ravel(), 1e-12) / 127.0
+            row_of = np.repeat(np.arange(w.shape[0]), np.diff(w.indptr))
+            arrays[f"{name}_indptr"] = w.indptr.astype(np.int32)
+            arrays[f"{name}_indices"] = w.indices.astype(np.int32)
+            arrays[f"{name}_data"] = np.rint(w.data / scale[row_of]).astype(np.int8)
+            arrays[f"{name}_scale"] = scale.astype(np.float32)
+            arrays[f"{name}_bias"] = lin.bias.astype(np.float32)
+        tmp = path.with_name(path.name + ".tmp.npz")
+        np.savez_compressed(tmp, **arrays)
+        os.replace(tmp, path)
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> SubjectModel:
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(str(z["meta"]))
+            if meta.get("format") != FORMAT:
+                raise ValueError(f"{path}: not a {FORMAT} model file")
+            classes = [str(c) for c in z["classes"]]
+            n = 2 ** int(meta["n_features_log2"])
+            lin = {}
+            for name in ("primary", "member"):
+                w = sp.csr_matrix(
+                    (
+                        z[f"{name}_data"].astype(np.float32),
+                        z[f"{name}_indices"],
+                        z[f"{name}_indptr"],
+                    ),
+                    shape=(len(classes), n),
+                )
+                w = (sp.diags(z[f"{name}_scale"]) @ w).tocsr().astype(np.float32)
+                lin[name] = _Linear(w, z[f"{name}_bias"].astype(np.float32))
+            return cls(
+                classes=classes,
+                idf=z["idf"].astype(np.float32),
+                primary=lin["primary"],
+                member=lin["member"],
+                temperature=float(meta["temperature"]),
+                platt=(float(meta["platt"][0]), float(meta["platt"][1])),
+                meta=meta,
+            )
+
+
+# -- training --
+
+
+def train(
+    train_set: Sequence[Example], calib_set: Sequence[Example], config: TrainConfig | None = None
+) -> SubjectModel:
+    """Fit a model on `train_set` and calibrate its probabilities on `calib_set` (papers
+    from a later month, so calibration sees the same drift the user will)."""
+    from sklearn.linear_model import SGDClassifier  # training only: keeps import time low
+
+    cfg = config or TrainConfig()
+    counts = Counter(e.primary for e in train_set)
+    classes = sorted(c for c, n in counts.items() if n >= cfg.min_examples)
+    if len(classes) < 2:
+        raise ValueError("need at least two subjects with enough training papers")
+    index = {c: i for i, c in enumerate(classes)}
+    meta: dict[str, Any] = {
+        "n_features_log2": cfg.n_features_log2,
+        "title_repeat": cfg.title_repeat,
+        "config": cfg.__dict__,
+        "train_papers": len(train_set),
+        "calib_papers": len(calib_set),
+        "train_months": sorted({e.month for e in train_set}),
+        "calib_months": sorted({e.month for e in calib_set}),
+    }
+    meta["model_id"] = (
+        "subjects-" + hashlib.sha256(json.dumps(meta, sort_keys=True).encode()).hexdigest()[:12]
+    )
+    shell = SubjectModel(classes, np.ones(1, np.float32), _empty(), _empty(), 1.0, (1.0, 0.0), meta)
+    counts_x = _hash(shell._texts([(e.title, e.abstract) for e in train_set]), cfg.n_features_log2)
+    idf = _idf(counts_x)
+    x = _tfidf(counts_x, idf)
+
+    def fit(rows: NDArray[np.bool_], y: Any) -> _Linear:
+        clf = SGDClassifier(
+            loss="log_loss",
+            alpha=cfg.alpha,
+            max_iter=cfg.epochs,
+            tol=None,
+            random_state=0,
+            n_jobs=cfg.n_jobs,
+        )
+        clf.fit(x[rows], y)
+        return _Linear(_prune(clf.coef_, cfg.keep), clf.intercept_.astype(np.float32))
+
+    has_primary = np.array([e.primary in index for e in train_set])
+    y_primary = np.array([index[e.primary] for e in train_set if e.primary in index])
+    primary = fit(has_primary, y_primary)
+    y_member = np.zeros((len(train_set), len(classes)), dtype=np.int8)
+    for i, e in enumerate(train_set):
+        for s in e.subjects:
+            if s in index:
+                y_member[i, index[s]] = 1
+    member = _fit_multilabel(x, y_member, cfg)
+    model = SubjectModel(classes, idf, primary, member, 1.0, (1.0, 0.0), meta)
+    _calibrate(model, calib_set)
+    return model
+
+
+def _fit_multilabel(x: sp.csr_matrix, y: NDArray[np.int8], cfg: TrainConfig) -> _Linear:
+    from sklearn.linear_model import SGDClassifier
+    from sklearn.multiclass import OneVsRestClassifier
+
+    est = OneVsRestClassifier(
+        SGDClassifier(
+            loss="log_loss", alpha=cfg.alpha, max_iter=cfg.epochs, tol=None, random_state=0
+        ),
+        n_jobs=cfg.n_jobs,
+    )
+    est.fit(x, y)
+    coef = np.vstack([e.coef_ for e in est.estimators_])
+    bias = np.array([e.intercept_[0] for e in est.estimators_], dtype=np.float32)
+    return _Linear(_prune(coef, cfg.keep), bias)
+
+
+def _calibrate(model: SubjectModel, calib: Sequence[Example]) -> None:
+    """Fit the softmax temperature (primary) and one Platt scaling (membership) by
+    maximum likelihood on the calibration papers."""
+    index = {c: i for i, c in enumerate(model.classes)}
+    rows = [e for e in calib if e.primary in index]
+    if not rows:
+        return
+    x = model.features([(e.title, e.abstract) for e in rows])
+    s = model.primary.scores(x)
+    y = np.array([index[e.primary] for e in rows])
+
+    def nll(t: float) -> float:
+        z = s / t
+        z = z - z.max(axis=1, keepdims=True)
+        logp = z[np.arange(len(y)), y] - np.log(np.exp(z).sum(axis=1))
+        return float(-logp.mean())
+
+    model.temperature = float(minimize_scalar(nll, bounds=(0.02, 20.0), method="bounded").x)
+    m = model.member.scores(x).ravel()
+    target = np.zeros((len(rows), len(model.classes)))
+    for i, e in enumerate(rows):
+        for sub in e.subjects:
+            if sub in index:
+                target[i, index[sub]] = 1.0
+    t = target.ravel()
+
+    def bce(ab: NDArray[np.float64]) -> float:
+        z = ab[0] * m + ab[1]
+        return float(np.mean(np.logaddexp(0.0, z) - t * z))
+
+    res = minimize(bce, np.array([1.0, 0.0]), method="Nelder-Mead")
+    model.platt = (float(res.x[0]), float(res.x[1]))
+
+
+# -- helpers --
+
+
+def _empty() -> _Linear:
+    return _Linear(sp.csr_matrix((0, 0), dtype=np.float32), np.zeros(0, np.float32))
+
+
+def _hash(texts: list[str], n_features_log2: int) -> sp.csr_matrix:
+    from sklearn.feature_extraction.text import HashingVectorizer
+
+    return HashingVectorizer(
+        ngram_range=(1, 2),
+        n_features=2**n_features_log2,
+        alternate_sign=False,
+        norm=None,
+        dtype=np.float32,
+    ).transform(texts)
+
+
+def _idf(counts: sp.csr_matrix) -> NDArray[np.float32]:
+    """Smoothed idf, as scikit-learn's TfidfTransformer computes it."""
+    n = counts.shape[0]
+    df = np.bincount(counts.indices, minlength=counts.shape[1])
+    return (np.log((1 + n) / (1 + df)) + 1.0).astype(np.float32)
+
+
+def _tfidf(counts: sp.csr_matrix, idf: NDArray[np.float32]) -> sp.csr_matrix:
+    """Sublinear tf x idf, rows L2-normalised."""
+    x = counts.tocsr(copy=True).astype(np.float32)
+    x.data = 1.0 + np.log(x.data)
+    x = x @ sp.diags(idf)
+    norms = np.sqrt(np.asarray(x.multiply(x).sum(axis=1)).ravel())
+    norms[norms == 0] = 1.0
+    return sp.csr_matrix(sp.diags(1.0 / norms) @ x, dtype=np.float32)
+
+
+def _prune(coef: NDArray[Any], keep: int) -> sp.csr_matrix:
+    """Keep the `keep` largest-magnitude weights per row (the rest barely move a score)."""
+    coef = np.asarray(coef, dtype=np.float32)
+    if coef.shape[1] > keep:
+        thr = -np.partition(-np.abs(coef), keep - 1, axis=1)[:, keep - 1 : keep]
+        coef = np.where(np.abs(coef) >= thr, coef, 0.0)
+    return sp.csr_matrix(coef)
+
+
+def _softmax(z: NDArray[np.float64]) -> NDArray[np.float64]:
+    z = z - z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return np.asarray(e / e.sum(axis=1, keepdims=True))
+
+
+def _sigmoid(z: NDArray[np.float64]) -> NDArray[np.float64]:
+    return np.asarray(0.5 * (1.0 + np.tanh(0.5 * z)))
+
+
+# -- where the model lives --
+
+
+def default_model_path() -> Path:
+    """`$PAPERDESK_SUBJECTS_MODEL`, else the model shipped in the package if present, else
+    `$XDG_DATA_HOME/paperdesk/subjects-model.npz` (where `paperdesk subjects train` writes)."""
+    env = os.environ.get(MODEL_ENV)
+    if env:
+        return Path(env)
+    shipped = Path(__file__).parent / "data" / "subjects-model.npz"
+    if shipped.exists():
+        return shipped
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "paperdesk" / "subjects-model.npz"
+
+
+@cache
+def _load_cached(path: str, mtime: float) -> SubjectModel:
+    return SubjectModel.load(path)
+
+
+def load_model(path: str | Path | None = None) -> SubjectModel:
+    """The trained model; raises FileNotFoundError with the command that makes one."""
+    p = Path(path) if path else default_model_path()
+    if not p.exists():
+        raise FileNotFoundError(
+            f"no subject model at {p}: run `paperdesk subjects train` (or set ${MODEL_ENV})"
+        )
+    return _load_cached(str(p), p.stat().st_mtime)
