@@ -467,8 +467,18 @@ def test_finish_normalises_ids_and_years() -> None:
         arxiv_id="arXiv:hep-th/0703001v2",
         published="2007-06-15",
         submitted="2007-03-01",
+        ids={
+            "openreview": "https://openreview.net/forum?id=05T81ScPFb",
+            "arxiv": "https://arxiv.org/abs/2401.01234v2",
+            "dblp": "journals/corr/abs-2401-01234",
+        },
     )
     finish(rec)
+    assert rec.ids == {
+        "openreview": "05T81ScPFb",
+        "arxiv": "2401.01234",
+        "dblp": "journals/corr/abs-2401-01234",
+    }
     assert rec.doi == "10.1103/physrevd.75.124007"
     assert rec.arxiv_id == "hep-th/0703001"
     assert rec.year == 2007

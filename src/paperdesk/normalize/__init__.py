@@ -114,13 +114,24 @@ def _year(date: str | None) -> int | None:
     return None
 
 
+_ID_FORMS = {"arxiv": arxiv_id, "doi": normalize_doi, "openreview": openreview_id}
+
+
+def _normalize_other_ids(ids: dict[str, str]) -> None:
+    """The cross-reference ids a record carries, in the same normal forms as its own."""
+    for kind, norm in _ID_FORMS.items():
+        value = ids.get(kind)
+        if isinstance(value, str) and value:
+            ids[kind] = norm(value) or value
+
+
 def finish(record: SourceRecord) -> SourceRecord:
     """Validate limits and fill the normalised fields in place; returns the record.
 
     Fills `title_text`, `abstract_text` (plain text for the index), each author's
     `given`/`family` (when the source did not split the name), `display` and `key`, the
-    canonical `doi` and `arxiv_id` (a value that does not parse is kept as written, so no
-    data is lost), and `year` from the first of published, submitted, feed date, updated.
+    canonical `doi` and `arxiv_id` and the `arxiv`/`doi`/`openreview` entries of `ids` (a
+    value that does not parse is kept as written, so no data is lost), and `year` from the first of published, submitted, feed date, updated.
     """
     check_limits(record)
     if not record.source or not record.source_id:
@@ -133,6 +144,8 @@ def finish(record: SourceRecord) -> SourceRecord:
         record.arxiv_id = arxiv_id(record.source_id)
     elif record.doi and record.doi.startswith("10.48550/arxiv."):
         record.arxiv_id = arxiv_id(record.doi)
+    if record.ids:
+        _normalize_other_ids(record.ids)
     record.title_text = plain_text(record.title)
     record.abstract_text = plain_text(record.abstract)
     for a in record.authors:
