@@ -15,6 +15,7 @@ from starlette.testclient import TestClient
 from conftest import shared_file
 from paperdesk.ingest import ingest_paths
 from paperdesk.resolve.authors import resolve_authors
+from paperdesk.search.indexer import update_index
 from paperdesk.store import curators, open_store
 from paperdesk.store.works import resolve_works
 from paperdesk.subjects import taxonomy
@@ -42,6 +43,7 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> TestClient:
         store.conn.execute("UPDATE records SET feed_date = '2025-03-17' WHERE source = 'evil'")
         resolve_works(store)
         resolve_authors(store)
+        update_index(store)
         curators.add_curator(store, "carol", "correct horse battery")
     settings = WebSettings(admin_token="t0ken-for-tests-only")
     return TestClient(create_app(db, settings))
@@ -210,3 +212,31 @@ def test_writes_need_a_curator_and_csrf(client: TestClient) -> None:
     res = client.post(f"/api/papers/{a}/split", json={"records": split_key},
                       headers={"authorization": "Bearer t0ken-for-tests-only"})
     assert res.status_code == 200 and res.json()["who"] == "admin"
+
+
+def test_search_page_twin_facets_and_errors(client: TestClient) -> None:
+    data = client.get("/search.json", params={"q": "diffusion", "mode": "keyword"}).json()
+    assert data["total"] > 0 and data["hits"]
+    assert all("diffusion" in (h["title"] + (h["snippet"] or "")).lower() for h in data["hits"][:5])
+    assert {f["value"] for f in data["facets"]["subject"]} and data["facets"]["year"]
+    assert client.get("/api/search", params={"q": "diffusion", "mode": "keyword"}).json()["hits"] == data["hits"]
+    html = client.get("/search", params={"q": "diffusion", "mode": "keyword"}).text
+    assert f'href="/papers/{data["hits"][0]["work_id"]}"' in html
+    hybrid = client.get("/search.json", params={"q": "image generation with diffusion"}).json()
+    assert hybrid["hits"] and hybrid["mode_used"] in ("hybrid", "keyword")
+    for bad in ('"unclosed phrase', "title:(open", "year:20x..y"):
+        err = client.get("/search.json", params={"q": bad})
+        assert err.status_code == 400 and err.json()["error"]["detail"]
+        page = client.get("/search", params={"q": bad})
+        assert page.status_code == 400 and "<h1>400 Bad Request</h1>" in page.text
+    atom = etree.fromstring(client.get("/search.atom", params={"q": "diffusion"}).content)
+    assert atom.findall("{http://www.w3.org/2005/Atom}entry")
+
+
+def test_related_and_similar(client: TestClient) -> None:
+    works = client.get("/index.json").json()["works"]
+    paper = client.get(f"/papers/{works[0]['work_id']}.json").json()
+    assert paper["similar"] and all(s["work_id"] != paper["work_id"] for s in paper["similar"])
+    rel = client.get("/related.json", params={"text": paper["abstract"]}).json()
+    assert rel["hits"][0]["work_id"] == paper["work_id"]  # its own abstract finds it first
+    assert "textarea" in client.get("/related").text

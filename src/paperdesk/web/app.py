@@ -62,13 +62,14 @@ class Stores:
 
     def __init__(self, db: Path):
         self.db = db
-        self._local = threading.local()
+        self.local = threading.local()
+        """Per-thread objects: the store, and what is built on it (the search index)."""
 
     def get(self) -> SQLiteStore:
-        store = getattr(self._local, "store", None)
+        store = getattr(self.local, "store", None)
         if store is None:
             store = open_store(self.db)
-            self._local.store = store
+            self.local.store = store
         return store
 
 
@@ -159,6 +160,7 @@ def create_app(db: str | Path, settings: WebSettings | None = None) -> FastAPI:
     pages.register(app)
     pages.register_subjects(app)
     pages.register_authors(app)
+    pages.register_search(app)
     from paperdesk.web import curation
 
     curation.register(app)

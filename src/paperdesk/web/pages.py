@@ -69,10 +69,15 @@ def register(app: FastAPI) -> None:
         return json_response(daily_data(request, day or None, subject or None, page))
 
     # -- paper pages -------------------------------------------------------------------
+    def paper_data(request: Request, wid: str) -> dict[str, Any]:
+        data = catalog.paper(store_of(request), wid)
+        data["similar"] = similar_works(request, data["work_id"])
+        return data
+
     @app.get("/papers/{work_id}", include_in_schema=False)
     def paper_page(request: Request, work_id: str) -> Response:
         wid, as_json = _strip_json(work_id)
-        data = catalog.paper(store_of(request), wid)
+        data = paper_data(request, wid)
         if as_json:
             return json_response(data)
         data["exports"] = {"bibtex": export.to_bibtex(data), "ris": export.to_ris(data)}
@@ -80,7 +85,7 @@ def register(app: FastAPI) -> None:
 
     @app.get("/api/papers/{work_id}", summary="A work with all its source records")
     def paper_api(request: Request, work_id: str) -> Response:
-        return json_response(catalog.paper(store_of(request), work_id))
+        return json_response(paper_data(request, work_id))
 
     @app.get("/papers/{work_id}/cite.{fmt}", summary="Citation export: bib, ris or csl.json")
     def paper_cite(request: Request, work_id: str, fmt: str) -> Response:
@@ -162,3 +167,96 @@ def register_authors(app: FastAPI) -> None:
     @app.get("/api/authors/{author_id}", summary="An author profile with its works")
     def author_api(request: Request, author_id: str) -> Response:
         return json_response(catalog.author_page(store_of(request), author_id))
+
+
+def search_index(request: Request) -> Any:
+    """This thread's SearchIndex over its own store connection (models load once)."""
+    from paperdesk.search.engine import SearchIndex
+
+    store = store_of(request)
+    cache = request.app.state.stores.local
+    index = getattr(cache, "search", None)
+    if index is None or index.store is not store:
+        index = SearchIndex(store)
+        cache.search = index
+    return index
+
+
+def similar_works(request: Request, work_id: str, limit: int = 8) -> list[dict[str, Any]]:
+    """Nearest works in embedding space; empty while the work is not indexed yet."""
+    from paperdesk.errors import NotFoundError, QueryError
+
+    try:
+        res = search_index(request).similar(work_id, limit=limit)
+    except (NotFoundError, QueryError):
+        return []
+    return [{"work_id": h.work_id, "title": h.title, "year": h.year} for h in res.hits]
+
+
+def _limit(request: Request, bucket: str) -> None:
+    client = request.client.host if request.client else "?"
+    wait = request.app.state.limiter.allow(client, bucket)
+    if wait:
+        from fastapi import HTTPException
+
+        raise HTTPException(429, f"too many requests: retry in {int(wait) + 1} s")
+
+
+PER_SEARCH_PAGE = 20
+
+
+def register_search(app: FastAPI) -> None:
+    def search_data(request: Request, q: str, mode: str, page: int, sort: str) -> dict[str, Any]:
+        q = q.strip()
+        if len(q) > 500:
+            from paperdesk.errors import QueryError
+
+            raise QueryError("queries are limited to 500 characters")
+        base: dict[str, Any] = {"query": q, "mode": mode, "sort": sort, "page": page,
+                                "per_page": PER_SEARCH_PAGE, "total": 0, "pages": 0,
+                                "hits": [], "facets": None, "took_ms": 0.0}
+        if not q:
+            return base
+        _limit(request, "search")
+        res = search_index(request).search(
+            q, mode=mode, limit=PER_SEARCH_PAGE, offset=(page - 1) * PER_SEARCH_PAGE,  # type: ignore[arg-type]
+            sort=sort, facets=True,
+        ).to_dict()
+        res["mode_used"] = res.pop("mode")
+        return {**base, **res, "query": q,
+                "pages": max(1, -(-res["total"] // PER_SEARCH_PAGE))}
+
+    @app.get("/search", include_in_schema=False)
+    @app.get("/search.json", include_in_schema=False)
+    @app.get("/api/search", summary="Search works: hybrid (default), keyword or semantic")
+    def search(
+        request: Request, q: str = "", mode: str = Query("hybrid", pattern="^(hybrid|keyword|semantic)$"),
+        page: int = Query(1, ge=1, le=500), sort: str = Query("relevance", pattern="^(relevance|date)$"),
+    ) -> Response:
+        data = search_data(request, q, mode, page, sort)
+        if request.url.path == "/search":
+            return render(request, "search.html", data)
+        return json_response(data)
+
+    @app.get("/search.atom", include_in_schema=False)
+    @app.get("/search.rss", include_in_schema=False)
+    def search_feed(request: Request, q: str, mode: str = "hybrid") -> Response:
+        data = search_data(request, q, mode, 1, "date")
+        works = [{"work_id": h["work_id"], "title": h["title"], "abstract": h.get("snippet"),
+                  "authors": [{"name": a} for a in h["authors"]], "date": h["date"],
+                  "subjects": [{"code": s, "name": s} for s in h["subjects"]]} for h in data["hits"]]
+        kind = "rss" if request.url.path.endswith(".rss") else "atom"
+        return feeds.response(request, kind, f"paperdesk: {q}", works, None)
+
+    @app.get("/related", include_in_schema=False)
+    @app.get("/related.json", include_in_schema=False)
+    @app.get("/api/related", summary="Works related to a pasted text (an abstract)")
+    def related(request: Request, text: str = Query("", max_length=5000)) -> Response:
+        data: dict[str, Any] = {"text": text, "hits": []}
+        if text.strip():
+            _limit(request, "search")
+            data.update(search_index(request).related(text, limit=20).to_dict())
+            data["text"] = text
+        if request.url.path == "/related":
+            return render(request, "related.html", data)
+        return json_response(data)
