@@ -11,7 +11,9 @@ takes, per format, on real inputs:
 - arxiv-snapshot: N bulk-snapshot lines generated from the real feed records with new ids
   (the generator of `bench/ingest.py`, so both benchmarks read the same shape);
 - arxiv-abs: all 1,132 real `.abs` files, and the 28 real listing files;
-- arxiv-oai / arxiv-atom: the real captures, repeated to get measurable times.
+- arxiv-oai / arxiv-atom: the real captures, repeated to get measurable times;
+- arxiv-oai streaming: a child process parses one big ListRecords file (the real records
+  repeated, ~400 MiB by default) and reports its peak RSS, which must stay flat.
 
 Prints records, seconds and records/s per format, both by wall clock and per CPU-second
 (the shared 2-core machine is often oversubscribed, which wall-clock figures hide), and the
@@ -25,7 +27,9 @@ import argparse
 import gzip
 import io
 import json
+import re
 import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -59,6 +63,7 @@ def timed(label: str, runs: Iterable[tuple[object, bytes | Path]]) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--snapshot-records", type=int, default=200_000)
+    ap.add_argument("--oai-records", type=int, default=200_000, help="streaming-memory file")
     args = ap.parse_args()
     if not FEED.exists():
         sys.exit(f"shared daily feed not found at {FEED}")
@@ -89,6 +94,40 @@ def main() -> None:
     timed("arxiv-atom (100-entry page x 50)", [(arxiv_atom, body)] * 50)
 
     print(f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+    streaming_memory(oai[0].decode(), args.oai_records)
+
+
+# VmHWM, not ru_maxrss: Linux carries ru_maxrss over fork+exec from the parent (this
+# harness), while VmHWM belongs to the child's own address space.
+CHILD = """
+import sys
+from paperdesk.sources import arxiv_oai
+n = sum(1 for _ in arxiv_oai.parse(open(sys.argv[1], "rb"), sys.argv[1]))
+hwm = next(l for l in open("/proc/self/status") if l.startswith("VmHWM:")).split()[1]
+print(n, int(hwm) / 1024)
+"""
+
+
+def streaming_memory(body: str, n: int) -> None:
+    """Peak RSS of a child parsing one big OAI-PMH file: flat when the parser streams."""
+    records = re.findall(r"(?s)<record>.*?</record>\n", body)
+    head = body[: body.index("<record>")]
+    tail = body[body.rindex("</record>") + len("</record>\n") :]
+    with tempfile.TemporaryDirectory() as tmp:
+        big = Path(tmp) / "listrecords.xml"
+        with big.open("w") as out:
+            out.write(head)
+            for i in range(n):
+                out.write(records[i % len(records)])
+            out.write(tail)
+        size = big.stat().st_size / 2**20
+        got = subprocess.run(
+            [sys.executable, "-c", CHILD, str(big)], check=True, capture_output=True, text=True
+        ).stdout.split()
+    print(
+        f"arxiv-oai streaming: {int(got[0]):,} records from one {size:.0f} MiB file, "
+        f"child peak RSS {float(got[1]):.0f} MiB"
+    )
 
 
 if __name__ == "__main__":
