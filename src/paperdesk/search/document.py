@@ -30,6 +30,8 @@ def index_text(text: str | None) -> str:
     `$\\alpha$-stable` is `alpha stable`; whitespace collapsed."""
     if not text:
         return ""
+    if "\\" not in text and "$" not in text and "{" not in text:
+        return " ".join(text.split())  # most abstracts: no LaTeX, skip the regexes
     t = _FORMAT_CMD.sub(" ", text)
     t = _CMD.sub(r" \1 ", t)
     t = _MATH_JUNK.sub(" ", t)

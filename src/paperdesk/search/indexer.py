@@ -227,7 +227,7 @@ def update_index(
     if sql.has_works(store.conn):
         _works_changes(ix, report)
     ix.write_meta(embedder=ix.embedder_name)
-    if embed:
+    if embed and ix.semantic_available():
         _embed(ix, report, show_progress)
     if sql.has_works(store.conn):
         _remove_orphans(ix, report)
