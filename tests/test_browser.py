@@ -17,7 +17,10 @@ import pytest
 
 from conftest import ROOT, shared_file
 from paperdesk.ingest import ingest_paths
+from paperdesk.resolve.authors import resolve_authors
+from paperdesk.search.indexer import update_index
 from paperdesk.store import open_store
+from paperdesk.store.works import resolve_works
 
 CHROMIUM = os.environ.get("PAPERDESK_CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = ROOT / "test-artifacts"
@@ -53,6 +56,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with open_store(db) as store:
         ingest_paths(store, [feed, hostile])
         store.conn.execute("UPDATE records SET feed_date = '2025-03-17' WHERE source = 'evil'")
+        resolve_works(store)
+        resolve_authors(store)
+        update_index(store)
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(create_app(db), host="127.0.0.1", port=port,
                                            log_level="warning"))
@@ -125,3 +131,29 @@ def test_math_renders_and_hostile_markup_does_not_run(site: str, page: object) -
     assert "<script>window.__pwned=2</script>" in pg.locator("details.abstract p").inner_text()  # type: ignore[attr-defined]
     pg.screenshot(path=str(ARTIFACTS / "hostile-and-math.png"), full_page=False)  # type: ignore[attr-defined]
     assert not [e for e in pg.errors if "Content Security Policy" in e]  # type: ignore[attr-defined]
+
+
+def test_follow_an_author_and_search(site: str, page: object) -> None:
+    pg = page
+    pg.goto(site + "/")  # type: ignore[attr-defined]
+    link = pg.locator("article.work p.authors a").first  # type: ignore[attr-defined]
+    name = link.inner_text()
+    with pg.expect_navigation():  # type: ignore[attr-defined]
+        link.click()
+    assert "/authors/" in pg.url  # type: ignore[attr-defined]
+    assert pg.locator("h1").inner_text() == name  # type: ignore[attr-defined]
+    assert "Publications and source records attributed to" in pg.content()  # type: ignore[attr-defined]
+    assert pg.locator("figure.chart svg rect").count() >= 1  # type: ignore[attr-defined]
+    pg.screenshot(path=str(ARTIFACTS / "author.png"), full_page=True)  # type: ignore[attr-defined]
+    # search from the header box
+    pg.fill("#q-top", "diffusion")  # type: ignore[attr-defined]
+    with pg.expect_navigation():  # type: ignore[attr-defined]
+        pg.press("#q-top", "Enter")  # type: ignore[attr-defined]
+    assert "/search?q=diffusion" in pg.url  # type: ignore[attr-defined]
+    assert pg.locator("article.hit").count() > 0  # type: ignore[attr-defined]
+    pg.screenshot(path=str(ARTIFACTS / "search.png"), full_page=False)  # type: ignore[attr-defined]
+    # a malformed query is a clear message, not a crash
+    pg.goto(site + "/search?q=%22unclosed")  # type: ignore[attr-defined]
+    assert "400" in pg.locator("h1").inner_text() and "quote" in pg.locator("section.error").inner_text().lower()  # type: ignore[attr-defined]
+    pg.goto(site + "/subjects")  # type: ignore[attr-defined]
+    pg.screenshot(path=str(ARTIFACTS / "subjects.png"), full_page=False)  # type: ignore[attr-defined]
