@@ -179,9 +179,15 @@ def resolve_authors(
     labels = disambiguate(sigs, model=model, constraints=cons) if sigs else []
     assigned = _assign_ids(sigs, labels, fixed, previous, conn)
 
+    # Write only what moved: new or changed records' signatures, and signatures whose
+    # profile changed (an incremental day touches a few rows, not whole blocks).
+    fresh_ids = {s.sig_id for s in new}
+    write = [s for s in sigs if s.sig_id in fresh_ids or previous.get(s.sig_id) != assigned[s.sig_id]]
+    touched = {assigned[s.sig_id] for s in write}
+    touched |= {previous[s.sig_id] for s in write if s.sig_id in previous}
+    touched |= {r.author_id for r in db.signatures_of_records(conn, changed)}
     with store.transaction():
         db.delete_signatures_of_records(conn, changed)
-        db.delete_signatures(conn, (r.sig_id for r in rows))
         db.put_signatures(
             conn,
             (
@@ -189,10 +195,9 @@ def resolve_authors(
                     s.sig_id, s.record_key, s.position, s.name, name_form(s), s.block,
                     assigned[s.sig_id],
                 )
-                for s in sigs
+                for s in write
             ),
         )
-        touched = set(assigned.values()) | set(previous.values())
         names = {aid: canonical_name(db.signatures_of_author(conn, aid)) for aid in touched}
         before = set(previous.values())
         gone = db.refresh_profiles(conn, touched, names)

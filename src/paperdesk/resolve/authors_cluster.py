@@ -55,6 +55,11 @@ def cluster_block(
     roots = sorted({uf.find(i) for i in range(n)})
     comp_of = {r: c for c, r in enumerate(roots)}
     member = np.array([comp_of[uf.find(i)] for i in range(n)])
+    close = (dist < threshold) & ~cannot & (member[:, None] != member[None, :])
+    if not close.any():
+        # No pair across components is close: no average can be either (most blocks).
+        labels0: dict[int, int] = {}
+        return [labels0.setdefault(int(c), len(labels0)) for c in member]
     m = len(roots)
     onehot = np.zeros((m, n))
     onehot[member, np.arange(n)] = 1.0

@@ -85,22 +85,22 @@ def _candidates(
     two fixed signatures are settled (same profile, or cannot-link between profiles), and
     hard cannot-link pairs need no score."""
     n = len(members)
-    cannot = np.zeros((n, n), dtype=bool)
+    prof = [fixed.get(sigs[i].sig_id) for i in members]
+    ids = {p: k for k, p in enumerate(sorted({p for p in prof if p is not None}))}
+    code = np.array([ids[p] if p is not None else -1 for p in prof], dtype=np.int64)
+    both = (code[:, None] >= 0) & (code[None, :] >= 0)
+    cannot = both & (code[:, None] != code[None, :])
+    free = [a for a in range(n) if code[a] < 0]
     pairs: list[tuple[int, int]] = []
-    for a in range(n):
+    for a in free:
         sa = sigs[members[a]]
-        fa = fixed.get(sa.sig_id)
-        for b in range(a + 1, n):
-            sb = sigs[members[b]]
-            fb = fixed.get(sb.sig_id)
-            if fa is not None and fb is not None:
-                if fa != fb:
-                    cannot[a, b] = cannot[b, a] = True
-                continue
-            if hard_cannot(sa, sb):
+        for b in range(n):
+            if b == a or (code[b] < 0 and b < a):
+                continue  # each free-free pair once
+            if hard_cannot(sa, sigs[members[b]]):
                 cannot[a, b] = cannot[b, a] = True
             else:
-                pairs.append((a, b))
+                pairs.append((a, b) if a < b else (b, a))
     return cannot, pairs
 
 

@@ -92,6 +92,9 @@ class Signature:
     orcid: str | None
     email: str | None
     coauthors: frozenset[str]
+    """Blocking keys of *all* authors of the record, this one included: one set shared by
+    the record's signatures (a 3,000-author collaboration paper would otherwise cost
+    3,000² set entries). Pair features discount the signature's own key."""
     venue: str
     year: int | None
     text: str
@@ -165,13 +168,13 @@ def signatures_from_record(record: SourceRecord) -> list[Signature]:
         if t
     )
     venue = venue_series(record.venue or record.journal_ref)
+    everyone = frozenset(k for k in keys if k)
     out: list[Signature] = []
     for pos, author in enumerate(record.authors):
         if not author.name.strip():
             continue
         if author.family is None or author.key is None:
             normalize_author(author)
-        others = frozenset(k for i, k in enumerate(keys) if i != pos and k)
         affs = [a for a in author.affiliations if a]
         out.append(
             Signature(
@@ -186,7 +189,7 @@ def signatures_from_record(record: SourceRecord) -> list[Signature]:
                 affiliation_text=fold(" ".join(affs)).strip(),
                 orcid=(author.orcid or "").strip().lower() or None,
                 email=(author.email or "").strip().lower() or None,
-                coauthors=others,
+                coauthors=everyone,
                 venue=venue,
                 year=record.year,
                 text=text,
@@ -246,8 +249,10 @@ def pair_features(
         f[2] = rel == "initial"
         f[3] = rel == "missing"
         f[4] = middle_conflict(a.given, b.given)
-        shared = len(a.coauthors & b.coauthors)
-        union = len(a.coauthors | b.coauthors)
+        # Both sets hold the pair's own key(s); count only the other authors.
+        own = len({a.block, b.block} & a.coauthors & b.coauthors)
+        shared = len(a.coauthors & b.coauthors) - own
+        union = len(a.coauthors | b.coauthors) - len({a.block, b.block})
         f[5] = min(shared, 5)
         f[6] = shared / union if union else 0.0
         f[7] = cos[row]

@@ -111,7 +111,13 @@ class PairModel:
 
 
 def train_pair_model(
-    x: np.ndarray, y: np.ndarray, *, threshold: float = 0.5, seed: int = 0, **meta: Any
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    threshold: float = 0.5,
+    seed: int = 0,
+    sample_weight: np.ndarray | None = None,
+    **meta: Any,
 ) -> PairModel:
     """Fit gradient-boosted trees on labelled pairs and convert them to a `PairModel`."""
     from sklearn.ensemble import GradientBoostingClassifier
@@ -119,8 +125,8 @@ def train_pair_model(
     gbm = GradientBoostingClassifier(
         n_estimators=150, max_depth=4, learning_rate=0.1, subsample=0.8, random_state=seed
     )
-    gbm.fit(x.astype(np.float32), y)
-    prior = float(np.clip(y.mean(), 1e-6, 1 - 1e-6))
+    gbm.fit(x.astype(np.float32), y, sample_weight=sample_weight)
+    prior = float(np.clip(gbm.init_.predict_proba(x[:1])[0, 1], 1e-9, 1 - 1e-9))
     trees = []
     for est in gbm.estimators_[:, 0]:
         t = est.tree_
