@@ -51,6 +51,7 @@ class GivenName:
     """The folded tokens: "Joao F." → (`joao`, `f`)."""
 
 
+@lru_cache(maxsize=65_536)
 def parse_given(given: str | None) -> GivenName:
     """Split a given-name string: "Joao F." → first `joao`, initials `jf`;
     "Y.-T." → first `y` (initial only), initials `yt`; "Yi-Ting" → first `yiting`."""

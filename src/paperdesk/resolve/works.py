@@ -38,7 +38,6 @@ _NOT_IDENTITY = {"orcid", "email", "bibtex", "file", "list", "url"}
 # arXiv mints DOIs of this form for every paper: they are the arXiv id, not a publisher DOI.
 _ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$")
 
-_NON_WORD = re.compile(r"[^0-9a-z]+")
 _SUBTITLE = re.compile(r"\s*(?::|\s-{1,2}\s|\s—\s)\s*")
 # Words that carry no identity: dropped from token sets (not from the title string).
 STOPWORDS = frozenset(
@@ -121,30 +120,46 @@ def fold(text: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
 
 
+_SEP = "\x1f"  # joins many names into one string normalised at once (it is kept as is)
+# Punctuation (ASCII and the common Unicode marks) becomes a space; letters of any script
+# stay, so titles in Chinese or Greek still compare by their own words.
+_PUNCT = str.maketrans(
+    {
+        c: " "
+        for c in [chr(i) for i in range(128) if not chr(i).isalnum()]
+        + [chr(i) for i in range(0x2000, 0x2070)]
+        + list("«»‹›¡¿·×÷§¶°±")
+        if c != _SEP
+    }
+)
+_ABSTRACT_CHARS = 6 * ABSTRACT_WORDS * 2
+"""Characters of an abstract read at most (ample for ABSTRACT_WORDS words)."""
+
+
 def norm_text(text: str | None) -> str:
     """Accent-folded lower-case words separated by single spaces."""
     if not text:
         return ""
     if "&" in text:  # some libraries (ACM) ship HTML entities in titles and names
         text = html.unescape(text)
-    return _NON_WORD.sub(" ", fold(text)).strip()
+    return " ".join(fold(text).translate(_PUNCT).split())
 
 
 _HASH_CACHE: dict[str, int] = {}
 
 
-def _word_hashes(words: Iterable[str]) -> np.ndarray:
+def _word_hashes(words: list[str]) -> np.ndarray:
     """Stable 32-bit hashes (crc32, not Python's salted hash: they are stored between runs)."""
     cache = _HASH_CACHE
-    if len(cache) > 2_000_000:  # bound memory on endless vocabularies
-        cache.clear()
-    out = []
-    for w in words:
-        h = cache.get(w)
-        if h is None:
-            h = cache[w] = zlib.crc32(w.encode())
-        out.append(h)
-    return np.array(out, dtype=np.uint32)
+    try:
+        return np.fromiter(map(cache.__getitem__, words), dtype=np.uint32, count=len(words))
+    except KeyError:
+        if len(cache) > 2_000_000:  # bound memory on endless vocabularies
+            cache.clear()
+        for w in words:
+            if w not in cache:
+                cache[w] = zlib.crc32(w.encode())
+        return np.fromiter(map(cache.__getitem__, words), dtype=np.uint32, count=len(words))
 
 
 def _bigrams(h: np.ndarray) -> np.ndarray:
@@ -154,20 +169,28 @@ def _bigrams(h: np.ndarray) -> np.ndarray:
     return np.unique((x ^ (x >> np.uint64(29))).astype(np.uint32))
 
 
+def _norm_many(texts: list[str]) -> list[list[str]]:
+    """`norm_text(t).split()` for many short strings in one pass (author names are hot)."""
+    joined = _SEP.join(t.replace(_SEP, " ") for t in texts)
+    if "&" in joined:
+        joined = html.unescape(joined)
+    return [part.split() for part in fold(joined).translate(_PUNCT).split(_SEP)]
+
+
 def surname_keys(record: SourceRecord) -> tuple[frozenset[str], frozenset[str]]:
     """Folded family names and all folded name words (robust to initials and name order)."""
+    if not record.authors:
+        return frozenset(), frozenset()
+    names = _norm_many([a.name for a in record.authors])
+    families = _norm_many([a.family or "" for a in record.authors])
     fams: set[str] = set()
     words: set[str] = set()
-    for a in record.authors:
-        fam = a.family
-        if not fam:
-            parts = a.name.replace(",", " ").split()
-            fam = parts[-1] if parts else ""
-        k = norm_text(fam).replace(" ", "")
+    for name, family in zip(names, families, strict=True):
+        words.update(w for w in name if len(w) > 1)
+        k = "".join(family) if family else (name[-1] if name else "")
         if k:
             fams.add(k)
-        words.update(w for w in norm_text(a.name).split() if len(w) > 1)
-        words.add(k)
+            words.add(k)
     return frozenset(fams), frozenset(words)
 
 
@@ -178,7 +201,7 @@ def make_doc(record: SourceRecord) -> Doc:
     head = _SUBTITLE.split(raw_title, maxsplit=1)
     title_head = norm_text(head[0]) if len(head) > 1 else ""
     t_words = [w for w in title.split() if w not in STOPWORDS]
-    abstract = norm_text(record.abstract_text or record.abstract)
+    abstract = norm_text((record.abstract_text or record.abstract or "")[:_ABSTRACT_CHARS])
     a_words = [w for w in abstract.split() if w not in STOPWORDS][:ABSTRACT_WORDS]
     fams, name_words = surname_keys(record)
     return Doc(
