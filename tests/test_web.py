@@ -240,3 +240,12 @@ def test_related_and_similar(client: TestClient) -> None:
     rel = client.get("/related.json", params={"text": paper["abstract"]}).json()
     assert rel["hits"][0]["work_id"] == paper["work_id"]  # its own abstract finds it first
     assert "textarea" in client.get("/related").text
+
+
+def test_cached_pages_still_get_a_token_per_visitor(client: TestClient) -> None:
+    wid = client.get("/index.json").json()["works"][0]["work_id"]
+    other = TestClient(client.app)
+    client.get(f"/papers/{wid}")  # warms the cache
+    t1, t2 = _csrf(client, f"/papers/{wid}"), _csrf(other, f"/papers/{wid}")
+    assert t1 != t2 and "__PAPERDESK_CSRF_TOKEN__" not in other.get(f"/papers/{wid}").text
+    assert other.cookies.get("pd_csrf")

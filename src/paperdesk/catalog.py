@@ -121,10 +121,6 @@ def _subject_filter(code: str | None) -> str | None:
     return canon
 
 
-def _matches(subjects: list[dict[str, Any]], code: str) -> bool:
-    return any(s["code"] == code or s["code"].startswith(code + ".") for s in subjects)
-
-
 def daily(
     store: SQLiteStore,
     day: str | None = None,
@@ -133,7 +129,10 @@ def daily(
     per_page: int = PER_PAGE,
 ) -> dict[str, Any]:
     """The works that appeared on `day` (default: the newest day), optionally of one
-    archive or category, with per-subject counts and paging."""
+    archive or category, with per-subject counts and paging.
+
+    Counting and filtering use the category index only; records are decoded just for the
+    works on the requested page, so a day of a thousand papers costs what fifty do."""
     conn = store.conn
     day = _check_day(day) if day else q.latest_day(conn)
     code = _subject_filter(subject)
@@ -145,36 +144,39 @@ def daily(
     if day is None:
         return out
     out["prev_day"], out["next_day"] = q.neighbour_days(conn, day)
-    grouped: dict[str, None] = {}
-    for wid, _ in q.day_records(conn, day):
-        grouped.setdefault(wid)
-    work_ids = list(grouped)
-    records = q.work_records(conn, work_ids)
-    keys = [r.key for recs in records.values() for r in recs]
-    authors = q.author_ids(conn, keys)
-    predicted: dict[str, list[dict[str, Any]]] = {}
-    for source in PREDICTED_SUBJECTS:
-        predicted.update(source(store, work_ids))
-    works = [work_summary(store, w, records[w], authors, predicted) for w in work_ids if records[w]]
     tax = taxonomy.load()
+    codes_of: dict[str, list[str]] = {}
+    for wid, _, raw_code in q.day_index(conn, day):
+        codes = codes_of.setdefault(wid, [])
+        canon = tax.canonical(raw_code) if raw_code else None
+        if canon and canon not in codes:
+            codes.append(canon)
     cats: Counter[str] = Counter()
     archives: Counter[str] = Counter()
-    for w in works:
-        codes = [s["code"] for s in w["subjects"]]
+    for codes in codes_of.values():
         cats.update(codes)
-        archives.update({c.split(".")[0] if "." in c else c for c in codes})
+        archives.update({c.split(".")[0] for c in codes})
     out["subject_counts"] = [
-        {"code": c, "name": (tax.get(c).name if tax.get(c) else c), "count": n}  # type: ignore[union-attr]
+        {"code": c, "name": tax.categories[c].name if c in tax.categories else c, "count": n}
         for c, n in sorted(cats.items(), key=lambda kv: (-kv[1], kv[0]))
     ]
     out["archive_counts"] = [
         {"code": a, "count": n} for a, n in sorted(archives.items(), key=lambda kv: (-kv[1], kv[0]))
     ]
-    if code:
-        works = [w for w in works if _matches(w["subjects"], code)]
-    out["total"] = len(works)
-    out["pages"] = max(1, math.ceil(len(works) / per_page))
-    out["works"] = works[(page - 1) * per_page : page * per_page]
+    work_ids = [
+        w for w, codes in codes_of.items()
+        if not code or any(c == code or c.startswith(code + ".") for c in codes)
+    ]
+    out["total"] = len(work_ids)
+    out["pages"] = max(1, math.ceil(len(work_ids) / per_page))
+    shown = work_ids[(page - 1) * per_page : page * per_page]
+    records = q.work_records(conn, shown)
+    keys = [r.key for recs in records.values() for r in recs]
+    authors = q.author_ids(conn, keys)
+    predicted: dict[str, list[dict[str, Any]]] = {}
+    for source in PREDICTED_SUBJECTS:
+        predicted.update(source(store, shown))
+    out["works"] = [work_summary(store, w, records[w], authors, predicted) for w in shown if records[w]]
     return out
 
 

@@ -49,6 +49,19 @@ def day_records(conn: sqlite3.Connection, day: str) -> list[tuple[str, SourceRec
     return [(wid, decode_record(data)) for wid, data in conn.execute(sql, (day,))]
 
 
+def day_index(conn: sqlite3.Connection, day: str) -> list[tuple[str, int, str | None]]:
+    """(work id, record rowid, category code or None) for every record of `day`, in record
+    order — enough to count and filter a day without decoding any record."""
+    if _has(conn, "work_records"):
+        wid = "COALESCE('W' || wr.work_id, 'R' || r.rowid)"
+        join = " LEFT JOIN work_records wr ON wr.record_key = r.key"
+    else:
+        wid, join = "'R' || r.rowid", ""
+    # Only fixed SQL fragments are interpolated.
+    sql = f"SELECT {wid}, r.rowid, rc.code FROM records r{join} LEFT JOIN record_categories rc ON rc.record_rowid = r.rowid WHERE r.feed_date = ? ORDER BY r.rowid, rc.position"  # noqa: S608
+    return [(w, int(rowid), code) for w, rowid, code in conn.execute(sql, (day,))]
+
+
 def work_records(conn: sqlite3.Connection, work_ids: Sequence[str]) -> dict[str, list[SourceRecord]]:
     """Every record of each work (`W…` ids via work_records, `R…` pseudo ids by rowid)."""
     out: dict[str, list[SourceRecord]] = {w: [] for w in work_ids}

@@ -28,6 +28,7 @@ from paperdesk.errors import NotFoundError, PaperdeskError, QueryError
 from paperdesk.store import open_store
 from paperdesk.store.sqlite import SQLiteStore
 from paperdesk.web import security
+from paperdesk.web.cache import PageCache
 
 
 @dataclass
@@ -105,6 +106,7 @@ def create_app(db: str | Path, settings: WebSettings | None = None) -> FastAPI:
         openapi_url="/openapi.json",
     )
     app.state.stores = Stores(db)
+    app.state.page_cache = PageCache(db)
     app.state.settings = settings
     app.state.limiter = security.RateLimiter(settings.expensive_per_minute, 60.0)
     env = Environment(

@@ -12,6 +12,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from paperdesk import catalog, export
 from paperdesk.store.sqlite import SQLiteStore
 from paperdesk.web import feeds, security
+from paperdesk.web.cache import CSRF_PLACEHOLDER, cached, rendering_for_cache
 
 View = Callable[..., dict[str, Any]]
 
@@ -28,18 +29,20 @@ def json_response(data: Any, status: int = 200) -> Response:
 
 
 def render(request: Request, template: str, data: dict[str, Any]) -> HTMLResponse:
-    """Render a page; sets the CSRF nonce cookie so any form on it can be posted."""
+    """Render a page; sets the CSRF nonce cookie so any form on it can be posted. Inside a
+    cached route the token is a placeholder that the cache fills in per visitor."""
     state = request.app.state
+    for_cache = rendering_for_cache.get()
     nonce = request.cookies.get(security.CSRF_COOKIE) or security.new_nonce()
     html = state.templates.get_template(template).render(
         request=request,
         data=data,
-        csrf=security.csrf_token(state.settings.secret_key, nonce),
+        csrf=CSRF_PLACEHOLDER if for_cache else security.csrf_token(state.settings.secret_key, nonce),
         path=request.url.path,
         query=dict(request.query_params),
     )
     resp = HTMLResponse(html)
-    if security.CSRF_COOKIE not in request.cookies:
+    if security.CSRF_COOKIE not in request.cookies and not for_cache:
         resp.set_cookie(security.CSRF_COOKIE, nonce, httponly=True, samesite="strict")
     return resp
 
@@ -54,6 +57,7 @@ def register(app: FastAPI) -> None:
         return catalog.daily(store_of(request), day=day, subject=subject, page=page)
 
     @app.get("/", include_in_schema=False)
+    @cached
     def daily_page(
         request: Request, day: str | None = None, subject: str | None = None,
         page: int = Query(1, ge=1, le=10_000),
@@ -62,6 +66,7 @@ def register(app: FastAPI) -> None:
 
     @app.get("/index.json", include_in_schema=False)
     @app.get("/api/daily", summary="Works that appeared on a day")
+    @cached
     def daily_json(
         request: Request, day: str | None = None, subject: str | None = None,
         page: int = Query(1, ge=1, le=10_000),
@@ -75,6 +80,7 @@ def register(app: FastAPI) -> None:
         return data
 
     @app.get("/papers/{work_id}", include_in_schema=False)
+    @cached
     def paper_page(request: Request, work_id: str) -> Response:
         wid, as_json = _strip_json(work_id)
         data = paper_data(request, wid)
@@ -84,10 +90,12 @@ def register(app: FastAPI) -> None:
         return render(request, "paper.html", data)
 
     @app.get("/api/papers/{work_id}", summary="A work with all its source records")
+    @cached
     def paper_api(request: Request, work_id: str) -> Response:
         return json_response(paper_data(request, work_id))
 
     @app.get("/papers/{work_id}/cite.{fmt}", summary="Citation export: bib, ris or csl.json")
+    @cached
     def paper_cite(request: Request, work_id: str, fmt: str) -> Response:
         data = catalog.paper(store_of(request), work_id)
         if fmt == "bib":
@@ -105,6 +113,7 @@ def register(app: FastAPI) -> None:
     # -- feeds -------------------------------------------------------------------------
     @app.get("/feed.atom", include_in_schema=False)
     @app.get("/feed.rss", include_in_schema=False)
+    @cached
     def daily_feed(request: Request, subject: str | None = None) -> Response:
         data = catalog.daily(store_of(request), subject=subject or None, per_page=200)
         title = f"paperdesk: new papers{' in ' + data['subject'] if data['subject'] else ''}"
@@ -116,6 +125,7 @@ def register_subjects(app: FastAPI) -> None:
     @app.get("/subjects", include_in_schema=False)
     @app.get("/subjects.json", include_in_schema=False)
     @app.get("/api/subjects", summary="The arXiv taxonomy with counts")
+    @cached
     def subjects_index(request: Request) -> Response:
         data = catalog.subjects_index(store_of(request))
         if request.url.path == "/subjects":
@@ -123,6 +133,7 @@ def register_subjects(app: FastAPI) -> None:
         return json_response(data)
 
     @app.get("/subjects/{code}", include_in_schema=False)
+    @cached
     def subject_page(request: Request, code: str) -> Response:
         if code.endswith((".atom", ".rss")):
             kind = code.rsplit(".", 1)[1]
@@ -134,6 +145,7 @@ def register_subjects(app: FastAPI) -> None:
         return json_response(data) if as_json else render(request, "subject.html", data)
 
     @app.get("/api/subjects/{code}", summary="A subject with its newest works")
+    @cached
     def subject_api(request: Request, code: str) -> Response:
         return json_response(catalog.subject_page(store_of(request), code))
 
@@ -142,6 +154,7 @@ def register_authors(app: FastAPI) -> None:
     @app.get("/authors", include_in_schema=False)
     @app.get("/authors.json", include_in_schema=False)
     @app.get("/api/authors", summary="Search author profiles by name")
+    @cached
     def authors_search(request: Request, q: str = "") -> Response:
         data = catalog.author_search(store_of(request), q)
         if request.url.path == "/authors":
@@ -149,6 +162,7 @@ def register_authors(app: FastAPI) -> None:
         return json_response(data)
 
     @app.get("/authors/{author_id}", include_in_schema=False)
+    @cached
     def author_page(request: Request, author_id: str) -> Response:
         if author_id.endswith((".atom", ".rss")):
             aid, kind = author_id.rsplit(".", 1)
@@ -165,6 +179,7 @@ def register_authors(app: FastAPI) -> None:
         return json_response(data) if as_json else render(request, "author.html", data)
 
     @app.get("/api/authors/{author_id}", summary="An author profile with its works")
+    @cached
     def author_api(request: Request, author_id: str) -> Response:
         return json_response(catalog.author_page(store_of(request), author_id))
 
