@@ -155,6 +155,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--variants", default="minilm-l6-static-full,minilm-l6-static-full+q-minilm,minilm-l6-256")
     ap.add_argument("--throughput", type=int, default=256, help="feed abstracts per throughput run (0: skip)")
+    ap.add_argument("--speed-only", default="", help="variants timed on feed abstracts but not evaluated")
     ap.add_argument("--similar", type=int, default=500, help="paperscape probes (0: skip)")
     ap.add_argument("--similar-variant", default="minilm-l6-static-full")
     args = ap.parse_args()
@@ -211,6 +212,8 @@ def main() -> None:
             f"w={sw}: {gn:.4f}/{gr:.4f}" for sw, gn, gr in grid))
         print("    convex (1-a)·BM25 + a·cos, nDCG@10/R@100: " + "  ".join(
             f"a={a}{'*' if a == ALPHA else ''}: {gn:.4f}/{gr:.4f}" for a, gn, gr in cgrid))
+    for name in [v for v in args.speed_only.split(",") if v and feed]:
+        print(f"{name:48s} (throughput only) {throughput(name, feed):.1f} feed abstracts/s")
     if args.similar:
         similar_papers(args.similar_variant, args.similar)
 

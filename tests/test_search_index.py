@@ -275,3 +275,14 @@ def test_results_are_works_after_resolve(tmp_path: Path) -> None:
     assert sql.count_docs(store.conn) == 30 and len(ix.vectors) == 30
     assert ix.similar(hit.work_id, limit=3).hits
     store.close()
+
+
+def test_sort_by_date_and_paging(built) -> None:
+    _, ix, _ = built
+    for mode in ("keyword", "hybrid"):
+        res = ix.search("image segmentation", mode=mode, sort="date", limit=15)  # type: ignore[arg-type]
+        dates = [h.date or "" for h in res.hits]
+        assert dates == sorted(dates, reverse=True), mode
+    first = ix.search("image segmentation", mode="keyword", limit=10)
+    page2 = ix.search("image segmentation", mode="keyword", limit=5, offset=5)
+    assert [h.work_id for h in page2.hits] == [h.work_id for h in first.hits[5:10]]
