@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import shared_file
-from paperdesk.resolve.authors import merge_authors, resolve_authors, split_author
+from paperdesk.resolve.authors import claim_record, merge_authors, resolve_authors, split_author
 from paperdesk.resolve.authors_disambiguate import disambiguate
 from paperdesk.resolve.authors_eval import (
     LabelledSet,
@@ -191,10 +191,16 @@ def test_store_resolve_incremental_and_curations(openreview: LabelledSet, tmp_pa
     resolve_authors(store, full=True)  # a full re-run keeps every curation
     check()
     store.close()
-    reopened = open_store(tmp_path / "a.db")
-    store = reopened
+    store = open_store(tmp_path / "a.db")
     resolve_authors(store, full=True)
     check()
+
+    # A later claim overrides the earlier split: the paper is Chelsea Finn's again.
+    keep = owner(finn[0], "Chelsea Finn")
+    claim_record(store, keep, odd.key, who="tester")
+    resolve_authors(store, full=True)
+    assert {owner(r, "Chelsea Finn") for r in finn} == {keep}
+    assert [c.action for c in db.list_curations(store.conn)] == ["merge", "split", "claim"]
     store.close()
 
 
