@@ -91,7 +91,7 @@ def profile(store: SQLiteStore, author_id: str, *, max_works: int | None = None)
                         "year": r.year,
                         "title": r.title,
                         "abstract": r.abstract,
-                        "primary_subject": (r.categories or r.keywords or [None])[0],
+                        "primary_subject": next(iter(r.categories or r.keywords), None),
                         "venue": r.venue or r.journal_ref,
                         "url": original_link(r),
                     }
