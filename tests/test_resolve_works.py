@@ -167,6 +167,28 @@ def test_openreview_copy_matches_its_arxiv_preprint_by_content() -> None:
     }
 
 
+def test_records_without_title_or_authors_still_match() -> None:
+    f = feed({"2503.11692", "2503.11792"})
+    paper = f["2503.11692"]
+    assert paper.title and paper.abstract
+    names = [a.name for a in paper.authors]
+    short = rec(
+        "bibtex", "k1", title="FloPE", authors=[f"{n.split()[-1]}, {n.split()[0]}" for n in names]
+    )
+    no_title = rec(
+        "profile", "p1", abstract=paper.abstract[: len(paper.abstract) * 2 // 3], authors=names[:1]
+    )
+    no_authors = rec("mylist", "m1", title=paper.title.lower(), abstract=paper.abstract)
+    records = [*f.values(), short, no_title, no_authors]
+    assert _groups(records) == {
+        frozenset({"arxiv:2503.11692", "bibtex:k1", "profile:p1", "mylist:m1"}),
+        frozenset({"arxiv:2503.11792"}),
+    }
+    # A main title alone is not enough without agreeing authors.
+    stranger = rec("bibtex", "k2", title="FloPE", authors=["Ada Lovelace"])
+    assert score(make_doc(stranger), make_doc(paper)) < MATCH_THRESHOLD
+
+
 def test_hostile_text_is_just_text() -> None:
     evil = "'); DROP TABLE works; -- &amp; \x00 " + "\u202e" * 50 + "a" * 1500
     records = [rec("mylist", "1", title=evil, abstract=evil), rec("mylist", "2", title=evil)]
@@ -269,7 +291,13 @@ def test_cli_resolve_work_and_record(tmp_path: Path) -> None:
                     title="T",
                     url="https://arxiv.org/abs/2401.00001",
                 ),
-                rec("crossref", "x", doi="10.1145/3292500.3330701", ids={"arxiv": "2401.00001"}, title="T"),
+                rec(
+                    "crossref",
+                    "x",
+                    doi="10.1145/3292500.3330701",
+                    ids={"arxiv": "2401.00001"},
+                    title="T",
+                ),
             ],
             origin="t",
         )
@@ -287,3 +315,23 @@ def test_cli_resolve_work_and_record(tmp_path: Path) -> None:
     assert {"kind": "doi", "value": "10.1145/3292500.3330701"} in w["identifiers"]
     out = run(main, ["--db", str(db), "work", "W999"])
     assert out.exit_code == 3 and "no work W999" in out.output
+
+
+def test_copies_in_separate_runs_join_when_the_original_bridges_them(store: SQLiteStore) -> None:
+    paper = feed({"2503.11692"})["2503.11692"]
+    names = [a.name for a in paper.authors]
+    assert paper.abstract
+    short = rec("bibtex", "k1", title="FloPE", authors=names)
+    no_title = rec("profile", "p1", abstract=paper.abstract, authors=names)
+    ids = []
+    for r in (short, no_title, paper):
+        store.put_records([r], origin=r.key)
+        resolve_works(store)
+        ids.append(work_id_for(store.conn, r.key))
+    a, b, c = ids
+    assert a != b  # nothing in common between a main title and an abstract
+    assert c == a and work_id_for(store.conn, "profile:p1") == a
+    assert get_work(store, b)["work_id"] == a  # the absorbed work redirects
+    resolve_works(store, full=True)
+    assert {work_id_for(store.conn, r.key) for r in (short, no_title, paper)} == {a}
+    assert get_work(store, b)["work_id"] == a

@@ -376,8 +376,10 @@ def _resolve_batch(
             if target is None:
                 target, how, best = w, "content", s
             elif _mergeable(conn, target, w, wkeys):
-                _merge_into(conn, w, target, "a record matches both by content")
-                wkeys[target] = _merge_keys(wkeys.get(target, {}), wkeys.pop(w, {}))
+                keep, gone = min(target, w), max(target, w)  # the older id survives
+                _merge_into(conn, gone, keep, "a record matches both by content")
+                wkeys[keep] = _merge_keys(wkeys.get(keep, {}), wkeys.pop(gone, {}))
+                target = keep
                 report.works_merged += 1
         if target is None:
             target = _new_work(conn, base)
