@@ -37,8 +37,12 @@ class WebSettings:
 
     admin_token: str | None = field(default_factory=lambda: os.environ.get("PAPERDESK_ADMIN_TOKEN"))
     secret_key: bytes = b""
-    max_body_bytes: int = int(os.environ.get("PAPERDESK_MAX_BODY", str(1 << 20)))
-    expensive_per_minute: int = int(os.environ.get("PAPERDESK_RATE_PER_MINUTE", "60"))
+    max_body_bytes: int = field(
+        default_factory=lambda: int(os.environ.get("PAPERDESK_MAX_BODY", str(1 << 20)))
+    )
+    expensive_per_minute: int = field(
+        default_factory=lambda: int(os.environ.get("PAPERDESK_RATE_PER_MINUTE", "60"))
+    )
 
 
 def _secret_for(db: Path) -> bytes:
