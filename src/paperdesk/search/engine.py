@@ -182,6 +182,7 @@ class SearchIndex:
         snippets: bool = True,
     ) -> list[Hit]:
         stored = self.keyword.by_docno([d for d, _ in ranked])
+        snip = self.keyword.snippets(kw_query) if snippets and kw_query is not None else None
         out = []
         for docno, score in ranked:
             if docno not in stored:
@@ -189,8 +190,8 @@ class SearchIndex:
             addr, d = stored[docno]
             snippet: str | None = None
             hl: list[tuple[int, int]] = []
-            if snippets and kw_query is not None:
-                snippet, hl = self.keyword.snippet(kw_query, addr)
+            if snip is not None:
+                snippet, hl = snip(addr)
             if not snippet:
                 abstract = (d.get("abstract") or [""])[0]
                 snippet, hl = (abstract[:240] + ("…" if len(abstract) > 240 else "")), []

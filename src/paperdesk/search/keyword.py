@@ -299,13 +299,18 @@ class KeywordIndex:
             out[int(d["docno"][0])] = (a, d)
         return out
 
-    def snippet(self, query: Any, address: Any, max_chars: int = 240) -> tuple[str, list[tuple[int, int]]]:
-        """(fragment of the abstract around the matches, highlight ranges in it)."""
+    def snippets(self, query: Any, max_chars: int = 240) -> Any:
+        """A function address → (fragment of the abstract around the matches, highlight
+        ranges in it); the generator is built once per query, not once per hit."""
         s = self.searcher()
         gen = tantivy.SnippetGenerator.create(s, query, self.schema, "abstract")
         gen.set_max_num_chars(max_chars)
-        snip = gen.snippet_from_doc(s.doc(address))
-        return snip.fragment(), [(r.start, r.end) for r in snip.highlighted()]
+
+        def one(address: Any) -> tuple[str, list[tuple[int, int]]]:
+            snip = gen.snippet_from_doc(s.doc(address))
+            return snip.fragment(), [(r.start, r.end) for r in snip.highlighted()]
+
+        return one
 
     def facets(self, query: Any, size: int = 20) -> dict[str, list[tuple[Any, int]]]:
         """Counts by subject, year and source for everything the query matches."""
