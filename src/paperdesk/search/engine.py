@@ -169,6 +169,13 @@ class SearchIndex:
             self._vectors = v
         return self._vectors
 
+    def refresh(self) -> None:
+        """Pick up index changes made by another process (a long-lived web server calls
+        this after ingest/resolve ran `update_index`): tantivy reloads its readers, the
+        HNSW file is re-read on next use."""
+        self.keyword.index.reload()
+        self._vectors = None
+
     def _parse(self, q: str) -> tuple[Node, Any]:
         node = parse_query(q)
         return node, self.keyword.translate(node)
