@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable
 from datetime import date
 from typing import Any
 
@@ -24,9 +23,30 @@ from paperdesk.subjects import taxonomy
 PER_PAGE = 50
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
-# Stages that know more about a work (predicted subjects, similar works) register here.
-SubjectSource = Callable[[SQLiteStore, list[str]], dict[str, list[dict[str, Any]]]]
-PREDICTED_SUBJECTS: list[SubjectSource] = []
+
+
+def predicted_subjects(
+    store: SQLiteStore, records: dict[str, list[SourceRecord]]
+) -> dict[str, list[dict[str, Any]]]:
+    """Classifier subjects (from `paperdesk classify`) of the works whose records came with
+    none, marked `predicted` with their probability; source subjects always win."""
+    from paperdesk.store.subjects import merge_subjects, record_subjects
+
+    need = {w: recs for w, recs in records.items() if not any(r.categories for r in recs)}
+    if not need:
+        return {}
+    per = record_subjects(store.conn, [r.key for recs in need.values() for r in recs])
+    tax = taxonomy.load()
+    out: dict[str, list[dict[str, Any]]] = {}
+    for wid, recs in need.items():
+        merged = merge_subjects([per.get(r.key, []) for r in recs])
+        out[wid] = [
+            {"code": e["subject"],
+             "name": tax.categories[e["subject"]].name if e["subject"] in tax.categories else e["subject"],
+             "predicted": bool(e["predicted"]), "probability": e.get("probability")}
+            for e in merged
+        ]
+    return out
 
 
 def _source_label(rec: SourceRecord) -> str:
@@ -173,9 +193,7 @@ def daily(
     records = q.work_records(conn, shown)
     keys = [r.key for recs in records.values() for r in recs]
     authors = q.author_ids(conn, keys)
-    predicted: dict[str, list[dict[str, Any]]] = {}
-    for source in PREDICTED_SUBJECTS:
-        predicted.update(source(store, shown))
+    predicted = predicted_subjects(store, records)
     out["works"] = [work_summary(store, w, records[w], authors, predicted) for w in shown if records[w]]
     return out
 
@@ -191,9 +209,7 @@ def paper(store: SQLiteStore, work_id: str) -> dict[str, Any]:
     if not records:
         raise NotFoundError(f"no paper {asked}")
     authors = q.author_ids(conn, [r.key for r in records])
-    predicted: dict[str, list[dict[str, Any]]] = {}
-    for source in PREDICTED_SUBJECTS:
-        predicted.update(source(store, [wid]))
+    predicted = predicted_subjects(store, {wid: records})
     out = work_summary(store, wid, records, authors, predicted)
     out["redirected_from"] = asked if asked != wid else None
     out["records"] = [
@@ -290,7 +306,10 @@ def subject_page(store: SQLiteStore, code: str, limit: int = 50) -> dict[str, An
         seen.setdefault(wid)
     records = q.work_records(conn, list(seen))
     authors = q.author_ids(conn, [r.key for recs in records.values() for r in recs])
-    info["works"] = [work_summary(store, w, records[w], authors) for w in seen if records[w]]
+    predicted = predicted_subjects(store, records)
+    info["works"] = [
+        work_summary(store, w, records[w], authors, predicted) for w in seen if records[w]
+    ]
     info["latest_day"] = max(
         (r.feed_date for recs in records.values() for r in recs if r.feed_date), default=None
     )
