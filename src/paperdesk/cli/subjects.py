@@ -265,13 +265,23 @@ def train_cmd(feed: Path | None, out: Path | None, test_months: int, as_json: bo
 @pass_ctx
 @handle_errors
 def classify(ctx: Ctx, full: bool, model_path: Path | None, as_json: bool) -> None:
-    """Record the subjects of new records: the source's where given, else predicted."""
-    model = _model(model_path)
+    """Record the subjects of new records: the source's where given, else predicted.
 
-    def predictor(items: Sequence[tuple[str | None, str | None]]) -> list[list[dict[str, Any]]]:
-        return [_scored(p) for p in model.predict(items)]
+    Without a trained model the source-given subjects are still recorded and the records
+    that need a prediction wait (`pending`) for a run after `paperdesk subjects train`."""
+    from paperdesk.subjects.classifier import default_model_path
 
-    model_id = str(model.meta.get("model_id") or model.meta.get("trained_at") or "model")
+    predictor = None
+    model_id = ""
+    if model_path is not None or default_model_path().exists():
+        model = _model(model_path)
+        model_id = str(model.meta.get("model_id") or "model")
+
+        def predictor(
+            items: Sequence[tuple[str | None, str | None]],
+        ) -> list[list[dict[str, Any]]]:
+            return [_scored(p) for p in model.predict(items)]
+
     report = classify_store(ctx.store, predictor, model_id=model_id, full=full)
     if as_json:
         emit_json(report.to_dict())
@@ -280,3 +290,9 @@ def classify(ctx: Ctx, full: bool, model_path: Path | None, as_json: bool) -> No
         f"{report.records:,} record(s) in {report.seconds:.1f}s: {report.given:,} with subjects "
         f"from the source, {report.predicted:,} predicted, {report.no_text:,} without text"
     )
+    if report.pending:
+        click.echo(
+            f"{report.pending:,} record(s) without subjects wait for a model: run "
+            f"`paperdesk subjects train`, then `paperdesk classify` again",
+            err=True,
+        )

@@ -1,24 +1,29 @@
 """Subjects in the store: given by the source or predicted, per record, and per work.
 
-`classify(store, model)` walks the records changed since its last run (the store's `seq`):
-a record whose category list holds arXiv subjects gets those (canonical, primary first;
-ACM/MSC codes go to `record_codes`); a record without any gets the model's prediction,
-marked predicted with its probabilities. Source-given subjects always win: a work shows
-predicted subjects only when none of its records has given ones.
+`classify(store, predict)` walks the records changed since its last run (the store's
+`seq`): a record whose category list holds arXiv subjects gets those (canonical, primary
+first; ACM/MSC codes go to `record_codes`); a record without any gets the model's
+prediction, marked predicted with its probabilities. Source-given subjects always win: a
+work shows predicted subjects only when none of its records has given ones.
+
+Without a model (`predict=None`, e.g. before `paperdesk subjects train` has run) the given
+subjects are still recorded; records that need a prediction stay *pending* (no state row)
+and are picked up by the next run that has a model.
 """
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from paperdesk.errors import NotFoundError
 from paperdesk.model import SourceRecord
-from paperdesk.store.sqlite import SQLiteStore, now
+from paperdesk.store.sqlite import SQLiteStore, decode_record, now
 from paperdesk.store.works import _chunks, _marks, follow, format_id, parse_id
 from paperdesk.subjects.taxonomy import Taxonomy, load, split_categories
 
@@ -37,6 +42,8 @@ class ClassifyReport:
     predicted: int = 0
     no_text: int = 0
     """Records with neither subjects nor a title/abstract: left without subjects."""
+    pending: int = 0
+    """Records that need a prediction but there was no model: classified on a later run."""
     seconds: float = 0.0
     last_seq: int = 0
 
@@ -46,7 +53,7 @@ class ClassifyReport:
 
 def classify(
     store: SQLiteStore,
-    predict: Predictor,
+    predict: Predictor | None,
     *,
     model_id: str,
     full: bool = False,
@@ -58,23 +65,38 @@ def classify(
     report = ClassifyReport()
     after = 0 if full else int(store.get_checkpoint(CHECKPOINT) or 0)
     batch: list[tuple[int, SourceRecord]] = []
-    for item in store.iter_changed(after):
+    todo = store.iter_changed(after)
+    if predict is not None and after:
+        todo = itertools.chain(_pending(store.conn, after), todo)
+    for item in todo:
         batch.append(item)
         if len(batch) >= _BATCH:
             _classify_batch(store, batch, predict, model_id, tax, report)
             batch = []
     if batch:
         _classify_batch(store, batch, predict, model_id, tax, report)
-    if report.last_seq:
+    if report.last_seq > after:  # pending records picked up may be older than the checkpoint
         store.set_checkpoint(CHECKPOINT, report.last_seq)
     report.seconds = round(time.perf_counter() - t0, 2)
     return report
 
 
+def _pending(conn: sqlite3.Connection, upto: int) -> Iterator[tuple[int, SourceRecord]]:
+    """Records up to the checkpoint left without a state row by a run without a model."""
+    cur = conn.execute(
+        "SELECT r.seq, r.data FROM records r WHERE r.seq <= ? AND NOT EXISTS"
+        " (SELECT 1 FROM record_subjects_state s WHERE s.record_key = r.key) ORDER BY r.seq",
+        (upto,),
+    )
+    while rows := cur.fetchmany(1000):
+        for seq, data in rows:
+            yield seq, decode_record(data)
+
+
 def _classify_batch(
     store: SQLiteStore,
     batch: list[tuple[int, SourceRecord]],
-    predict: Predictor,
+    predict: Predictor | None,
     model_id: str,
     tax: Taxonomy,
     report: ClassifyReport,
@@ -96,7 +118,9 @@ def _classify_batch(
         else:
             state_rows.append((rec.key, None, stamp))
             report.no_text += 1
-    if to_predict:
+    if to_predict and predict is None:
+        report.pending += len(to_predict)
+    elif to_predict and predict is not None:
         preds = predict([(r.title, r.abstract) for r in to_predict])
         for rec, ranked in zip(to_predict, preds, strict=True):
             subject_rows += [
