@@ -43,6 +43,9 @@ class WebSettings:
     expensive_per_minute: int = field(
         default_factory=lambda: int(os.environ.get("PAPERDESK_RATE_PER_MINUTE", "60"))
     )
+    page_cache_entries: int = field(
+        default_factory=lambda: int(os.environ.get("PAPERDESK_PAGE_CACHE", "1024"))
+    )
 
 
 def _secret_for(db: Path) -> bytes:
@@ -110,7 +113,7 @@ def create_app(db: str | Path, settings: WebSettings | None = None) -> FastAPI:
         openapi_url="/openapi.json",
     )
     app.state.stores = Stores(db)
-    app.state.page_cache = PageCache(db)
+    app.state.page_cache = PageCache(db, size=settings.page_cache_entries)
     app.state.settings = settings
     app.state.limiter = security.RateLimiter(settings.expensive_per_minute, 60.0)
     env = Environment(
@@ -172,4 +175,5 @@ def create_app(db: str | Path, settings: WebSettings | None = None) -> FastAPI:
     curation.register(app)
     app.add_middleware(security.BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(security.SecurityHeaders)
+    app.add_middleware(security.ServerTiming)
     return app

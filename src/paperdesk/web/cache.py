@@ -51,6 +51,8 @@ class PageCache:
             return hit[1]
 
     def put(self, key: Any, gen: tuple[int, ...], value: tuple[int, bytes, str | None, list[tuple[str, str]]]) -> None:
+        if self.size <= 0:
+            return
         with self._lock:
             self._entries[key] = (gen, value)
             self._entries.move_to_end(key)

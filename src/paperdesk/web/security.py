@@ -153,3 +153,27 @@ class RateLimiter:
                 return 0.0
             self._buckets[(client, bucket)] = (tokens, now)
             return (1 - tokens) * self.per / self.rate
+
+
+class ServerTiming:
+    """`Server-Timing: app;dur=…` on every response: the time the app took, without the
+    network — what `bench/web.py` reports as server-side latency, and visible to users in
+    their browser's developer tools."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start = time.perf_counter()
+
+        async def timed(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                ms = (time.perf_counter() - start) * 1000
+                message["headers"] = [*message.get("headers", []),
+                                      (b"server-timing", f"app;dur={ms:.2f}".encode())]
+            await send(message)
+
+        await self.app(scope, receive, timed)
