@@ -122,6 +122,7 @@ def list_(ctx: Ctx, as_json: bool, legacy: bool) -> None:
     if as_json:
         emit_json(rows)
         return
+    click.echo(f"  {'subject':<20} {'works':>7} {'pred.':>8}  name")
     group = None
     for r in rows:
         if r["group_name"] != group:
