@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import gzip
 import random
 import time
@@ -240,9 +241,12 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
     ap.add_argument("--errors", action="store_true", help="print DBLP-ACM errors")
+    ap.add_argument("--only", choices=["dblp-acm", "feed"], default=None)
     args = ap.parse_args()
-    bench_dblp_acm(args.data, args.errors)
-    bench_feed_openreview(args.data, args.out)
+    if args.only in (None, "dblp-acm"):
+        bench_dblp_acm(args.data, args.errors)
+    if args.only in (None, "feed"):
+        bench_feed_openreview(args.data, args.out)
 
 
 def bench_feed_openreview(data: Path, out: Path) -> None:
@@ -323,20 +327,7 @@ def bench_feed_openreview(data: Path, out: Path) -> None:
 
 def content_score(a: Doc, b: Doc) -> float:
     """The pair score ignoring identifier conflicts (what text alone would decide)."""
-    return score(
-        Doc(
-            a.key,
-            [],
-            a.title,
-            a.title_tokens,
-            a.abstract_shingles,
-            a.surnames,
-            a.name_tokens,
-            a.year,
-            a.source,
-        ),
-        b,
-    )
+    return score(dataclasses.replace(a, ids=[]), b)
 
 
 if __name__ == "__main__":

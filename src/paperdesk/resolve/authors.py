@@ -155,9 +155,7 @@ def resolve_authors(
     previous.update({r.sig_id: r.author_id for r in db.signatures_of_records(conn, changed)})
     existing = _load_signatures(store, old_rows)
     sigs = [*existing, *new]
-    fixed = {
-        r.sig_id: r.author_id for r in old_rows if r.block not in recluster
-    }
+    fixed = {r.sig_id: r.author_id for r in old_rows if r.block not in recluster}
     cons.fixed = fixed
     stats.signatures = len(new)
     stats.blocks = len(dirty)
@@ -182,7 +180,9 @@ def resolve_authors(
     # Write only what moved: new or changed records' signatures, and signatures whose
     # profile changed (an incremental day touches a few rows, not whole blocks).
     fresh_ids = {s.sig_id for s in new}
-    write = [s for s in sigs if s.sig_id in fresh_ids or previous.get(s.sig_id) != assigned[s.sig_id]]
+    write = [
+        s for s in sigs if s.sig_id in fresh_ids or previous.get(s.sig_id) != assigned[s.sig_id]
+    ]
     touched = {assigned[s.sig_id] for s in write}
     touched |= {previous[s.sig_id] for s in write if s.sig_id in previous}
     touched |= {r.author_id for r in db.signatures_of_records(conn, changed)}
@@ -192,7 +192,12 @@ def resolve_authors(
             conn,
             (
                 db.SignatureRow(
-                    s.sig_id, s.record_key, s.position, s.name, name_form(s), s.block,
+                    s.sig_id,
+                    s.record_key,
+                    s.position,
+                    s.name,
+                    name_form(s),
+                    s.block,
                     assigned[s.sig_id],
                 )
                 for s in write
@@ -215,9 +220,7 @@ def resolve_authors(
                 "model": model.meta.get("version"),
             },
         )
-    stats.profiles_total = int(
-        conn.execute("SELECT COUNT(*) FROM author_profiles").fetchone()[0]
-    )
+    stats.profiles_total = int(conn.execute("SELECT COUNT(*) FROM author_profiles").fetchone()[0])
     return stats
 
 
@@ -331,7 +334,11 @@ def split_author(
             who=who,
         )
     resolve_authors(store, model=model)
-    return {"curation": cid, "author_id": _owner(store, rest[0]), "new_author_id": _owner(store, moved[0])}
+    return {
+        "curation": cid,
+        "author_id": _owner(store, rest[0]),
+        "new_author_id": _owner(store, moved[0]),
+    }
 
 
 def claim_record(

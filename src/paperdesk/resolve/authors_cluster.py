@@ -61,12 +61,28 @@ def cluster_block(
         labels0: dict[int, int] = {}
         return [labels0.setdefault(int(c), len(labels0)) for c in member]
     m = len(roots)
-    onehot = np.zeros((m, n))
-    onehot[member, np.arange(n)] = 1.0
-    sums = onehot @ dist @ onehot.T
-    size = onehot.sum(axis=1)
-    block = (onehot @ cannot.astype(float) @ onehot.T) > 0
+    # Component-level sums of distances and cannot-link flags: O(n²), by sorting the items
+    # by component and adding up contiguous row and column ranges.
+    order = np.argsort(member, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(member[order]) != 0])
+    d = dist[np.ix_(order, order)]
+    sums = np.add.reduceat(np.add.reduceat(d, starts, axis=0), starts, axis=1)
+    c = cannot[np.ix_(order, order)].astype(np.int32)
+    block = np.add.reduceat(np.add.reduceat(c, starts, axis=0), starts, axis=1) > 0
+    size = np.bincount(member, minlength=m).astype(float)
     np.fill_diagonal(block, True)
+    allowed = ~block
+    degree = allowed.sum(axis=1)
+    hub = int(np.argmax(degree))
+    if 2 * degree[hub] == degree.sum():
+        # Every allowed pair involves one cluster (an incremental block: one new signature
+        # beside mutually cannot-linked profiles): at most one merge, the hub's best.
+        avg = np.where(allowed[hub], sums[hub] / (size[hub] * size), np.inf)
+        best = int(np.argmin(avg))
+        if avg[best] < threshold:
+            member[member == max(hub, best)] = min(hub, best)
+        labels1: dict[int, int] = {}
+        return [labels1.setdefault(int(c), len(labels1)) for c in member]
     active = np.ones(m, dtype=bool)
     while True:
         avg = sums / np.outer(size, size)

@@ -75,7 +75,9 @@ def profile(store: SQLiteStore, author_id: str, *, max_works: int | None = None)
         years = [r.year for r in recs if r.year]
         if years:
             per_year[min(years)] += 1
-        primary = next(((r.categories or r.keywords)[0] for r in recs if r.categories or r.keywords), None)
+        primary = next(
+            ((r.categories or r.keywords)[0] for r in recs if r.categories or r.keywords), None
+        )
         for subject in {s for r in recs for s in (r.categories[:1] or r.keywords[:3])}:
             subjects[subject] += 1
         works.append(
@@ -134,9 +136,7 @@ def profile(store: SQLiteStore, author_id: str, *, max_works: int | None = None)
 def _name_parts(name: str) -> tuple[str, str | None]:
     """(folded `given family` form, blocking key) of a typed name."""
     a = normalize_author(Author(name=name))
-    sig = signatures_from_record(
-        SourceRecord(source="query", source_id="0", authors=[a])
-    )
+    sig = signatures_from_record(SourceRecord(source="query", source_id="0", authors=[a]))
     if not sig:
         return fold(name).strip(), None
     return name_form(sig[0]), sig[0].block

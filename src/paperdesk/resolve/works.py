@@ -38,6 +38,8 @@ _NOT_IDENTITY = {"orcid", "email", "bibtex", "file", "list", "url"}
 # arXiv mints DOIs of this form for every paper: they are the arXiv id, not a publisher DOI.
 _ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$")
 
+_DIGITS = re.compile(r"\d+")
+_BRACKETED = re.compile(r"\([^()]{0,80}\)|\[[^\[\]]{0,80}\]")
 _SUBTITLE = re.compile(r"\s*(?::|\s-{1,2}\s|\s—\s)\s*")
 # Words that carry no identity: dropped from token sets (not from the title string).
 STOPWORDS = frozenset(
@@ -72,6 +74,9 @@ class Doc:
     'Rafael Camps' meets 'Rafael Camps Paré' whose family name the source split otherwise."""
     year: int | None = None
     source: str = ""
+    title_marks: frozenset[str] = frozenset()
+    """Numbers in the title, and '++': what tells 'BioASQ 2024' from 'BioASQ 2025',
+    'EuroLLM-9B' from 'EuroLLM-22B' and 'Co-Seg++' from 'Co-Seg' (a sequel, not a copy)."""
 
 
 def identity_keys(record: SourceRecord) -> list[tuple[str, str]]:
@@ -197,7 +202,9 @@ def surname_keys(record: SourceRecord) -> tuple[frozenset[str], frozenset[str]]:
 def make_doc(record: SourceRecord) -> Doc:
     """Reduce a record to the matcher's features."""
     raw_title = record.title_text or record.title or ""
-    title = norm_text(raw_title)
+    # Bracketed notes are the library's, not the paper's: '(Panel Abstract)', '(demo)'.
+    bare = _BRACKETED.sub(" ", raw_title)
+    title = norm_text(bare if bare.strip() else raw_title)
     head = _SUBTITLE.split(raw_title, maxsplit=1)
     title_head = norm_text(head[0]) if len(head) > 1 else ""
     t_words = [w for w in title.split() if w not in STOPWORDS]
@@ -215,6 +222,7 @@ def make_doc(record: SourceRecord) -> Doc:
         name_tokens=name_words,
         year=record.year,
         source=record.source,
+        title_marks=frozenset(_DIGITS.findall(title) + (["++"] if "++" in raw_title else [])),
     )
 
 
