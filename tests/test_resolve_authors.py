@@ -229,3 +229,28 @@ def test_cli_author_and_authors_query(openreview: LabelledSet, tmp_path: Path) -
     assert top["author_id"] in [p["author_id"] for p in json.loads(res.output)["profiles"]]
     res = runner.invoke(main, ["--db", str(db_path), "authors", "--query", "%_'\"", "--json"])
     assert res.exit_code == 0 and json.loads(res.output)["profiles"] == []
+
+
+# -- constrained clustering -------------------------------------------------------------
+
+
+def test_cluster_block_respects_constraints() -> None:
+    import numpy as np
+
+    from paperdesk.resolve.authors_cluster import cluster_block
+
+    # a, b, c all close to each other; d far away.
+    dist = np.array(
+        [[0, 0.1, 0.1, 0.9], [0.1, 0, 0.1, 0.9], [0.1, 0.1, 0, 0.9], [0.9, 0.9, 0.9, 0]]
+    )
+    none = np.zeros((4, 4), dtype=bool)
+    assert cluster_block(dist, none, 0.5) == [0, 0, 0, 1]
+    cannot = none.copy()
+    cannot[0, 2] = cannot[2, 0] = True  # a and c are two people: c cannot join a's cluster
+    labels = cluster_block(dist, cannot, 0.5)
+    assert labels[0] != labels[2] and labels[3] not in (labels[0], labels[2])
+    # A must-link (curation) joins d to a despite the distance …
+    labels = cluster_block(dist, none, 0.5, [[0, 3]])
+    assert labels[0] == labels[3]
+    # … and a must-link group beats a cannot-link inside it.
+    assert len(set(cluster_block(dist, cannot, 0.5, [[0, 1, 2]])[:3])) == 1
