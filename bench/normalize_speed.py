@@ -19,7 +19,6 @@ import argparse
 import gzip
 import json
 import time
-import timeit
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -124,7 +123,13 @@ def main() -> None:
         for line in chunk:
             json.loads(line)
 
+    def run_yardstick(chunk: list[dict]) -> None:
+        for _ in range(len(chunk) // 10):
+            sum(range(1000))
+
     row_chunks = chunked(rows, args.chunk)
+    # per record: 1/10 of a sum(range(1000)), so x10 gives the µs of one sum(range(1000))
+    yardstick = best_of(args.rounds, row_chunks, run_yardstick) / n * 10
     reference = best_of(args.rounds, chunked(lines, args.chunk), run_json)
     build = best_of(args.rounds, row_chunks, run_build)
     total = best_of(args.rounds, row_chunks, run_finish) - build
@@ -138,10 +143,13 @@ def main() -> None:
     )
     print(f"(building SourceRecords, subtracted: {build / n * 1e6:.2f} µs/record)")
     # Yardsticks for a loaded or slow machine: the stdlib JSON parse of the same lines, and
-    # pure bytecode speed (`sum(range(1000))` takes ~10 µs on an idle 3 GHz core).
+    # pure bytecode speed: `sum(range(1000))` takes ~10 µs on an idle 3 GHz core with
+    # CPython 3.11, so finish() scaled by 10/yardstick estimates an idle core.
     print(f"reference: json.loads of the line {reference / n * 1e6:.2f} µs/record")
-    loop = min(timeit.repeat("sum(range(1000))", number=2000, repeat=7)) / 2000
-    print(f"reference: sum(range(1000)) {loop * 1e6:.1f} µs")
+    print(f"reference: sum(range(1000)) {yardstick * 1e6:.1f} µs")
+    print(
+        f"finish() scaled to an idle core: {total / n * 1e6 * 10 / (yardstick * 1e6):.1f} µs/record"
+    )
 
 
 if __name__ == "__main__":

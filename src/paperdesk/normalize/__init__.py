@@ -16,7 +16,7 @@ from paperdesk.normalize.ids import (
     openreview_id,
     split_arxiv_id,
 )
-from paperdesk.normalize.names import normalize_author
+from paperdesk.normalize.names import normalize_author, parse_name
 from paperdesk.normalize.text import plain_text
 
 __all__ = [
@@ -55,7 +55,10 @@ def _too_long(field: str, size: int, limit: int, unit: str = "characters") -> Pa
     return ParseError(f"{field} is too large: {size} {unit} (limit {limit})")
 
 
-def _check_author_parts(i: int, a: Author, limit: int) -> None:
+def _check_author(i: int, a: Author, limit: int) -> None:
+    """The detailed check of one author, run only when a cheap test says it may fail."""
+    if len(a.name) > limit:
+        raise _too_long(f"authors[{i}].name", len(a.name), limit)
     for part in ("given", "family", "orcid", "email"):
         value = getattr(a, part)
         if value and len(value) > limit:
@@ -69,40 +72,67 @@ def _check_author_parts(i: int, a: Author, limit: int) -> None:
             raise _too_long(f"authors[{i}].affiliations", len(aff), limit)
 
 
-def check_limits(record: SourceRecord) -> None:
-    """Raise ParseError naming the field when a record exceeds a size limit."""
-    if record.title and len(record.title) > LIMITS["title"]:
-        raise _too_long("title", len(record.title), LIMITS["title"])
-    if record.abstract and len(record.abstract) > LIMITS["abstract"]:
-        raise _too_long("abstract", len(record.abstract), LIMITS["abstract"])
-    if record.comments and len(record.comments) > LIMITS["comments"]:
-        raise _too_long("comments", len(record.comments), LIMITS["comments"])
-    if len(record.authors) > LIMITS["authors"]:
-        raise _too_long("authors", len(record.authors), LIMITS["authors"], "authors")
-    name_limit = LIMITS["author_name"]
-    for i, a in enumerate(record.authors):
-        if len(a.name) > name_limit:
-            raise _too_long(f"authors[{i}].name", len(a.name), name_limit)
-        if a.given or a.family or a.orcid or a.email or a.affiliations:
-            _check_author_parts(i, a, name_limit)
+def _check_short_and_lists(record: SourceRecord) -> None:
+    """The detailed check of the short fields and lists (names the culprit)."""
     short = LIMITS["short_field"]
     for field in _SHORT_FIELDS:
         value = getattr(record, field)
         if value and len(value) > short:
             raise _too_long(field, len(value), short)
     items = LIMITS["list_items"]
-    for field in _LIST_FIELDS:
+    for field in (*_LIST_FIELDS, "ids"):
         value = getattr(record, field)
         if len(value) > items:
             raise _too_long(field, len(value), items, "items")
-    if len(record.ids) > items:
-        raise _too_long("ids", len(record.ids), items, "items")
     for field in ("categories", "keywords"):
         for item in getattr(record, field):
             if len(item) > short:
                 raise _too_long(field, len(item), short)
-    if len(record.raw) > LIMITS["raw"]:
-        raise _too_long("raw", len(record.raw), LIMITS["raw"], "bytes")
+
+
+def check_limits(record: SourceRecord) -> None:
+    """Raise ParseError naming the field when a record exceeds a size limit.
+
+    Runs on every record of every ingest, so the common case is a handful of inline
+    comparisons; the loops that name the offending field run only when one of them trips.
+    """
+    r = record
+    lim = LIMITS
+    if r.title and len(r.title) > lim["title"]:
+        raise _too_long("title", len(r.title), lim["title"])
+    if r.abstract and len(r.abstract) > lim["abstract"]:
+        raise _too_long("abstract", len(r.abstract), lim["abstract"])
+    if r.comments and len(r.comments) > lim["comments"]:
+        raise _too_long("comments", len(r.comments), lim["comments"])
+    if len(r.raw) > lim["raw"]:
+        raise _too_long("raw", len(r.raw), lim["raw"], "bytes")
+    authors = r.authors
+    if len(authors) > lim["authors"]:
+        raise _too_long("authors", len(authors), lim["authors"], "authors")
+    name_limit = lim["author_name"]
+    for a in authors:
+        if len(a.name) > name_limit or a.given or a.family or a.orcid or a.email or a.affiliations:
+            for i, author in enumerate(authors):
+                _check_author(i, author, name_limit)
+            break
+    short, items = lim["short_field"], lim["list_items"]
+    if (
+        len(r.source) > short
+        or len(r.source_id) > short
+        or (r.url is not None and len(r.url) > short)
+        or (r.doi is not None and len(r.doi) > short)
+        or (r.arxiv_id is not None and len(r.arxiv_id) > short)
+        or (r.journal_ref is not None and len(r.journal_ref) > short)
+        or (r.venue is not None and len(r.venue) > short)
+        or (r.license is not None and len(r.license) > short)
+        or len(r.categories) > items
+        or len(r.keywords) > items
+        or len(r.versions) > items
+        or len(r.ids) > items
+        or (r.categories and max(map(len, r.categories)) > short)
+        or (r.keywords and max(map(len, r.keywords)) > short)
+    ):
+        _check_short_and_lists(r)
 
 
 def _year(date: str | None) -> int | None:
@@ -149,7 +179,10 @@ def finish(record: SourceRecord) -> SourceRecord:
     record.title_text = plain_text(record.title)
     record.abstract_text = plain_text(record.abstract)
     for a in record.authors:
-        normalize_author(a)
+        if a.family is None and a.given is None:  # the common case, inlined: a cache hit
+            a.given, a.family, _, a.display, a.key = parse_name(a.name)
+        else:
+            normalize_author(a)
     if record.year is None:
         for d in (record.published, record.submitted, record.feed_date, record.updated):
             y = _year(d)
