@@ -22,7 +22,7 @@ import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, BinaryIO, Literal
+from typing import Any, BinaryIO, Literal
 
 from paperdesk import ingest_pool, normalize, sources
 from paperdesk.errors import ParseError
@@ -200,7 +200,7 @@ def open_decompressed(path: Path) -> tuple[BinaryIO, BinaryIO]:
     raw = open(path, "rb")  # noqa: SIM115 - closed by the caller
     magic = raw.read(6)
     raw.seek(0)
-    stream: IO[bytes]
+    stream: Any
     if magic[:2] == b"\x1f\x8b":
         stream = gzip.GzipFile(fileobj=raw, mode="rb")
     elif magic[:3] == b"BZh":
@@ -209,7 +209,7 @@ def open_decompressed(path: Path) -> tuple[BinaryIO, BinaryIO]:
         stream = lzma.LZMAFile(raw, mode="rb")
     else:
         stream = raw
-    return stream, raw  # type: ignore[return-value]
+    return stream, raw
 
 
 _DECOMPRESS_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile, lzma.LZMAError, OSError)

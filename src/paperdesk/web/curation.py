@@ -52,11 +52,11 @@ def register(app: FastAPI) -> None:
             resp = render(request, "login.html", {"next": target, "who": None, "failed": True})
             resp.status_code = 401
             return resp
-        resp = RedirectResponse(target, status_code=303)
-        resp.set_cookie(auth.SESSION_COOKIE, auth.session_value(request, user), httponly=True,
+        done = RedirectResponse(target, status_code=303)
+        done.set_cookie(auth.SESSION_COOKIE, auth.session_value(request, user), httponly=True,
                         samesite="strict", max_age=auth.SESSION_MAX_AGE,
                         secure=request.url.scheme == "https")
-        return resp
+        return done
 
     @app.post("/logout", include_in_schema=False)
     async def logout(request: Request) -> Response:

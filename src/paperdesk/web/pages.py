@@ -18,7 +18,8 @@ View = Callable[..., dict[str, Any]]
 
 
 def store_of(request: Request) -> SQLiteStore:
-    return request.app.state.stores.get()  # type: ignore[no-any-return]
+    store: SQLiteStore = request.app.state.stores.get()
+    return store
 
 
 def json_response(data: Any, status: int = 200) -> Response:
@@ -234,7 +235,7 @@ def register_search(app: FastAPI) -> None:
             return base
         _limit(request, "search")
         res = search_index(request).search(
-            q, mode=mode, limit=PER_SEARCH_PAGE, offset=(page - 1) * PER_SEARCH_PAGE,  # type: ignore[arg-type]
+            q, mode=mode, limit=PER_SEARCH_PAGE, offset=(page - 1) * PER_SEARCH_PAGE,
             sort=sort, facets=True,
         ).to_dict()
         res["mode_used"] = res.pop("mode")
