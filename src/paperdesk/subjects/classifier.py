@@ -97,17 +97,9 @@ class SubjectModel:
     meta: dict[str, Any] = field(default_factory=dict)
 
     # -- features --
-    def _texts(self, items: Sequence[tuple[str | None, str | None]]) -> list[str]:
-        rep = int(self.meta.get("title_repeat", 2))
-        out = []
-        for title, abstract in items:
-            t = (title or "")[:MAX_CHARS]
-            a = (abstract or "")[:MAX_CHARS]
-            out.append(" ".join([t] * rep + [a]))
-        return out
-
     def features(self, items: Sequence[tuple[str | None, str | None]]) -> sp.csr_matrix:
-        return _tfidf(_hash(self._texts(items), int(self.meta["n_features_log2"])), self.idf)
+        texts = _texts(items, int(self.meta.get("title_repeat", 2)))
+        return _tfidf(_hash(texts, int(self.meta["n_features_log2"])), self.idf)
 
     # -- probabilities --
     def primary_proba(self, x: sp.csr_matrix) -> NDArray[np.float64]:
@@ -226,8 +218,6 @@ def train(
 ) -> SubjectModel:
     """Fit a model on `train_set` and calibrate its probabilities on `calib_set` (papers
     from a later month, so calibration sees the same drift the user will)."""
-    from sklearn.linear_model import SGDClassifier  # training only: keeps import time low
-
     cfg = config or TrainConfig()
     counts = Counter(e.primary for e in train_set)
     classes = sorted(c for c, n in counts.items() if n >= cfg.min_examples)
@@ -246,26 +236,16 @@ def train(
     meta["model_id"] = (
         "subjects-" + hashlib.sha256(json.dumps(meta, sort_keys=True).encode()).hexdigest()[:12]
     )
-    shell = SubjectModel(classes, np.ones(1, np.float32), _empty(), _empty(), 1.0, (1.0, 0.0), meta)
-    counts_x = _hash(shell._texts([(e.title, e.abstract) for e in train_set]), cfg.n_features_log2)
+    texts = _texts([(e.title, e.abstract) for e in train_set], cfg.title_repeat)
+    counts_x = _hash(texts, cfg.n_features_log2)
     idf = _idf(counts_x)
     x = _tfidf(counts_x, idf)
 
-    def fit(rows: NDArray[np.bool_], y: Any) -> _Linear:
-        clf = SGDClassifier(
-            loss="log_loss",
-            alpha=cfg.alpha,
-            max_iter=cfg.epochs,
-            tol=None,
-            random_state=0,
-            n_jobs=cfg.n_jobs,
-        )
-        clf.fit(x[rows], y)
-        return _Linear(_prune(clf.coef_, cfg.keep), clf.intercept_.astype(np.float32))
-
+    # primary: one multi-class fit (scikit-learn runs it one-vs-rest, n_jobs classes at once)
     has_primary = np.array([e.primary in index for e in train_set])
     y_primary = np.array([index[e.primary] for e in train_set if e.primary in index])
-    primary = fit(has_primary, y_primary)
+    clf = _sgd(cfg, n_jobs=cfg.n_jobs).fit(x[has_primary], y_primary)
+    primary = _Linear(_prune(clf.coef_, cfg.keep), clf.intercept_.astype(np.float32))
     y_member = np.zeros((len(train_set), len(classes)), dtype=np.int8)
     for i, e in enumerate(train_set):
         for s in e.subjects:
@@ -277,16 +257,24 @@ def train(
     return model
 
 
+def _sgd(cfg: TrainConfig, n_jobs: int | None = None) -> Any:
+    """Logistic loss (probabilities), fixed epochs and seed (reproducible training)."""
+    from sklearn.linear_model import SGDClassifier  # training only: keeps import time low
+
+    return SGDClassifier(
+        loss="log_loss",
+        alpha=cfg.alpha,
+        max_iter=cfg.epochs,
+        tol=None,
+        random_state=0,
+        n_jobs=n_jobs,
+    )
+
+
 def _fit_multilabel(x: sp.csr_matrix, y: NDArray[np.int8], cfg: TrainConfig) -> _Linear:
-    from sklearn.linear_model import SGDClassifier
     from sklearn.multiclass import OneVsRestClassifier
 
-    est = OneVsRestClassifier(
-        SGDClassifier(
-            loss="log_loss", alpha=cfg.alpha, max_iter=cfg.epochs, tol=None, random_state=0
-        ),
-        n_jobs=cfg.n_jobs,
-    )
+    est = OneVsRestClassifier(_sgd(cfg), n_jobs=cfg.n_jobs)
     est.fit(x, y)
     coef = np.vstack([e.coef_ for e in est.estimators_])
     bias = np.array([e.intercept_[0] for e in est.estimators_], dtype=np.float32)
@@ -330,8 +318,11 @@ def _calibrate(model: SubjectModel, calib: Sequence[Example]) -> None:
 # -- helpers --
 
 
-def _empty() -> _Linear:
-    return _Linear(sp.csr_matrix((0, 0), dtype=np.float32), np.zeros(0, np.float32))
+def _texts(items: Sequence[tuple[str | None, str | None]], title_repeat: int) -> list[str]:
+    """Title (repeated: short and dense with topic words) + abstract, each cut at MAX_CHARS."""
+    return [
+        " ".join([(t or "")[:MAX_CHARS]] * title_repeat + [(a or "")[:MAX_CHARS]]) for t, a in items
+    ]
 
 
 def _hash(texts: list[str], n_features_log2: int) -> sp.csr_matrix:
