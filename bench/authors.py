@@ -280,19 +280,21 @@ def scale(shared: Path, n: int, extra: int = 2000) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         store = open_store(Path(tmp) / "bench.db")
         store.put_records(recs[:n], origin="bench")
-        t = time.time()
+        t, c = time.time(), time.process_time()
         full = resolve_authors(store)
-        t_full = time.time() - t
+        t_full, c_full = time.time() - t, time.process_time() - c
         store.put_records(recs[n:], origin="bench")
-        t = time.time()
+        t, c = time.time(), time.process_time()
         inc = resolve_authors(store)
-        t_inc = time.time() - t
+        t_inc, c_inc = time.time() - t, time.process_time() - c
         store.close()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"full resolve: {n} records, {full.signatures} signatures, {full.blocks} blocks, "
-          f"{full.profiles_total} profiles in {t_full:.1f}s ({full.signatures / t_full:,.0f} signatures/s)")
+          f"{full.profiles_total} profiles in {t_full:.1f}s wall, {c_full:.1f}s CPU "
+          f"({full.signatures / c_full:,.0f} signatures per CPU second)")
     print(f"incremental: {inc.records} records, {inc.signatures} signatures, "
-          f"{inc.incremental_blocks} blocks touched in {t_inc:.1f}s; peak RSS {rss:,.0f} MiB")
+          f"{inc.incremental_blocks} blocks touched in {t_inc:.1f}s wall, {c_inc:.1f}s CPU; "
+          f"peak RSS {rss:,.0f} MiB")
     return 0
 
 

@@ -103,6 +103,7 @@ def variant_pairs() -> frozenset[tuple[str, str]]:
     return load_variant_pairs()
 
 
+@lru_cache(maxsize=262_144)
 def first_names_relation(a: GivenName, b: GivenName) -> str:
     """How two given names relate: `equal`, `nickname`, `initial` (at least one side is
     only an initial and they agree), `missing` (a side has no given name), or
