@@ -252,14 +252,19 @@ class ParsedName(NamedTuple):
     key: str | None
 
 
-@functools.cache
+_FAST_BLOCK: frozenset[str] = frozenset()
+
+
 def _fast_block() -> frozenset[str]:
     """Words that send a plain-looking name to the full rules: particles, titles, suffixes.
 
     (One set for all three positions checked: a name merely sent the long way round by an
-    unneeded match gets the same answer, only slower.)
+    unneeded match gets the same answer, only slower.) Built on first use, then read from
+    the module global: nameparser is imported only when names are parsed.
     """
-    return _particles() | _TITLES | _SUFFIXES
+    global _FAST_BLOCK
+    _FAST_BLOCK = _particles() | _TITLES | _SUFFIXES
+    return _FAST_BLOCK
 
 
 # Capitalised ASCII words (hyphenated or not) after capitalised words or dotted initials:
@@ -280,7 +285,7 @@ def parse_name(name: str) -> ParsedName:
     if _PLAIN_NAME.fullmatch(name):
         given, family = name.rsplit(" ", 1)
         low = family.lower()
-        block = _fast_block()
+        block = _FAST_BLOCK or _fast_block()
         if (
             low not in block
             and given.partition(" ")[0].lower() not in block
