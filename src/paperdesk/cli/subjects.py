@@ -168,8 +168,17 @@ def _text(obj: dict[str, Any], *names: str) -> str | None:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 @click.option("--model", "model_path", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--top", default=5, show_default=True, help="At most this many subjects each.")
+@click.option(
+    "--min-probability",
+    default=0.4,
+    show_default=True,
+    type=click.FloatRange(0.0, 1.0),
+    help="Secondary subjects need at least this probability (the primary is always shown).",
+)
 @handle_errors
-def predict(file: IO[bytes], as_json: bool, model_path: Path | None, top: int) -> None:
+def predict(
+    file: IO[bytes], as_json: bool, model_path: Path | None, top: int, min_probability: float
+) -> None:
     """Predict subjects for JSON lines with `title` / `abstract` (or `summary`) and an
     optional `id`, from FILE or stdin; one prediction per input line, no store needed."""
     model = _model(model_path)
@@ -180,6 +189,7 @@ def predict(file: IO[bytes], as_json: bool, model_path: Path | None, top: int) -
         preds = model.predict(
             [(_text(o, "title"), _text(o, "abstract", "summary")) for _, o in ok],
             max_subjects=top,
+            min_probability=min_probability,
         )
         by_line = {n: p for (n, _), p in zip(ok, preds, strict=True)}
         for n, o in batch:

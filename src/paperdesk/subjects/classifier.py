@@ -114,12 +114,15 @@ class SubjectModel:
         items: Sequence[tuple[str | None, str | None]],
         *,
         max_subjects: int = 5,
-        min_probability: float = 0.2,
+        min_probability: float = 0.4,
     ) -> list[Prediction]:
         """Predictions for (title, abstract) pairs; either may be None or empty.
 
         The primary is the most probable primary subject; secondaries are the other
-        subjects whose membership probability is at least `min_probability`."""
+        subjects whose membership probability is at least `min_probability`. The default
+        0.4 maximises F1 of the predicted subject lists on the held-out month (precision
+        0.70, recall 0.64; 0.2 gives 0.57 / 0.75): users should be able to trust a listed
+        subject."""
         if not items:
             return []
         x = self.features(items)
