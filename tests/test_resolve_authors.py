@@ -254,3 +254,31 @@ def test_cluster_block_respects_constraints() -> None:
     assert labels[0] == labels[3]
     # … and a must-link group beats a cannot-link inside it.
     assert len(set(cluster_block(dist, cannot, 0.5, [[0, 1, 2]])[:3])) == 1
+
+
+def test_cli_author_curations_and_unknown_id(tmp_path: Path, openreview: LabelledSet) -> None:
+    import json
+
+    from paperdesk.cli import main
+
+    db_path = tmp_path / "d.db"
+    store = open_store(db_path)
+    store.put_records(_records(openreview, {"Jun Liu"}), origin="test")
+    resolve_authors(store)
+    store.close()
+    runner = CliRunner()
+    base = ["--db", str(db_path)]
+    res = runner.invoke(main, [*base, "author", "a0000000000"])
+    assert res.exit_code == 3 and "no author a0000000000" in res.output
+    found = json.loads(runner.invoke(main, [*base, "author", "Jun Liu", "--json"]).output)
+    ids = [p["author_id"] for p in found["profiles"]]
+    assert len(ids) >= 2
+    res = runner.invoke(main, [*base, "author", "merge", ids[0], ids[1], "--who", "ann", "--json"])
+    assert res.exit_code == 0, res.output
+    merged = json.loads(res.output)["author_id"]
+    log = json.loads(runner.invoke(main, [*base, "author", "curations", "--json"]).output)
+    assert [(c["action"], c["who"]) for c in log] == [("merge", "ann")]
+    res = runner.invoke(main, [*base, "resolve", "--full", "--json"])
+    assert res.exit_code == 0, res.output
+    again = json.loads(runner.invoke(main, [*base, "author", merged, "--json"]).output)
+    assert again["profiles"][0]["records_count"] >= 2

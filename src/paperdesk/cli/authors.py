@@ -9,8 +9,9 @@ import click
 from paperdesk.cli import Ctx, emit_json, handle_errors, main, pass_ctx
 from paperdesk.cli.works import _who
 from paperdesk.cli.works import _WorkGroup as _ShowByDefault
+from paperdesk.errors import NotFoundError
 from paperdesk.resolve.authors import claim_record, merge_authors, split_author
-from paperdesk.resolve.authors_profiles import find_authors, profile, search_authors
+from paperdesk.resolve.authors_profiles import AUTHOR_ID, find_authors, profile, search_authors
 from paperdesk.store import authors as db
 from paperdesk.store.sqlite import SQLiteStore
 from paperdesk.views import ENRICHERS
@@ -49,7 +50,10 @@ def show(
 ) -> None:
     """Profiles matching a name (or an author id), with their works."""
     text = " ".join(name)
-    found = [profile(ctx.store, a, max_works=max_works) for a in find_authors(ctx.store, text, limit=limit)]
+    ids = find_authors(ctx.store, text, limit=limit)
+    if not ids and AUTHOR_ID.fullmatch(text.strip()):
+        raise NotFoundError(f"no author {text.strip()}")
+    found = [profile(ctx.store, a, max_works=max_works) for a in ids]
     if as_json:
         emit_json({"query": text, "profiles": found})
         return
