@@ -626,6 +626,23 @@ def test_names_never_crash_keys_are_ascii_lower(name: str) -> None:
     assert p.family or not p.given  # a given name alone is made the family
 
 
+_WORDISH = st.lists(
+    st.one_of(
+        st.sampled_from(["Anna", "Jürgen", "Müller", "Łukasz", "van", "De", "Jr", "III", "Dr"]),
+        st.sampled_from(["J.", "Y", "Ab", "Cd-Ef", "-Gh", "Ö", "Øre", "张伟", "Ʃx", "ǅz"]),
+        st.text(st.characters(categories=["Lu", "Ll", "Lt", "Mn"]), min_size=1, max_size=6),
+    ),
+    min_size=1,
+    max_size=4,
+).map(" ".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_WORDISH)
+def test_short_paths_agree_with_full_rules(name: str) -> None:
+    assert parse_name.__wrapped__(name) == parse_name_fully(name)
+
+
 @settings(max_examples=120, deadline=None)
 @given(_NAMEISH, st.one_of(st.none(), _NAMEISH), st.one_of(st.none(), _NAMEISH))
 def test_normalize_author_is_idempotent(name: str, given: str | None, family: str | None) -> None:

@@ -296,7 +296,31 @@ def parse_name(name: str) -> ParsedName:
             return tuple.__new__(
                 ParsedName, (given, family, None, name, f"{low} {name[0].lower()}")
             )
+    elif not name.isascii() and _plain_unicode_name(name):  # Jürgen Müller, Łukasz Kaiser
+        given, family = name.rsplit(" ", 1)
+        block = _FAST_BLOCK or _fast_block()
+        if (
+            family.lower() not in block
+            and given.partition(" ")[0].lower() not in block
+            and given[given.rfind(" ") + 1 :].lower() not in block
+        ):
+            return tuple.__new__(ParsedName, (given, family, None, name, name_key(given, family)))
     return parse_name_fully(name)
+
+
+def _plain_unicode_name(name: str) -> bool:
+    """Capitalised letter-only words in composed Unicode, no CJK, no lone letters."""
+    toks = name.split(" ")
+    return (
+        len(toks) >= 2
+        and min(map(len, toks)) > 1
+        and name.istitle()
+        and name.replace(" ", "").replace("-", "").isalpha()
+        and "-" not in (name[0], name[-1])
+        and not ("-" in name and ("--" in name or " -" in name or "- " in name))
+        and not _is_cjk(name[0])
+        and unicodedata.is_normalized("NFC", name)
+    )
 
 
 def parse_name_fully(name: str) -> ParsedName:
