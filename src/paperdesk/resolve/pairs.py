@@ -37,10 +37,10 @@ cross-validation on DBLP–ACM (max F1, ties to the higher threshold); see bench
 W_TITLE, W_ABSTRACT, W_AUTHORS = 1.0, 1.0, 0.6
 SHORT_TITLE = 0.9
 """Title similarity given to a main-title-only form of a title (with agreeing authors)."""
-TITLE_VETO = 0.7
-"""Below this title similarity a pair never matches, whatever else agrees."""
-TITLE_VETO_ALONE = 0.8
-"""The same without abstracts to compare: the title carries more of the decision."""
+TITLE_VETO = 0.8
+"""Below this title similarity a pair never matches, whatever else agrees (DBLP–ACM's
+reformatted titles of one paper stay above it; sibling papers of one group with near-equal
+abstracts in the feed mostly fall below)."""
 ABSTRACT_BASE = 0.0
 """With two abstracts, the score is at most this plus their bigram containment: DBLP–ACM
 has no abstracts to calibrate it, so it is set so that the abstracts alone must clear the
@@ -114,8 +114,7 @@ def score(a: Doc, b: Doc) -> float:
         # abstract must agree too when both records have one (a reworded abstract of the
         # same paper keeps most of its word pairs; a sibling paper keeps under half).
         s = min(s, ABSTRACT_BASE + f["abstract"])
-    veto = TITLE_VETO if "abstract" in f else TITLE_VETO_ALONE
-    if f.get("title", 1.0) < veto:
+    if f.get("title", 1.0) < TITLE_VETO:
         # Different titles are different papers even when the abstracts agree: arXiv holds
         # pairs of distinct papers uploaded with one abstract by mistake.
         s = min(s, f["title"] / 4)
