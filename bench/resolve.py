@@ -244,19 +244,25 @@ def main() -> None:
     held = feed[-args.day // 2 :]
     base = feed[: -args.day // 2]
     items = plan(len(base), args.records, seed=1)
-    print(f"plan: {len(items):,} records from {len(base):,} feed papers "
-          f"({Counter(k for _, k in items).most_common()})")
+    print(
+        f"plan: {len(items):,} records from {len(base):,} feed papers "
+        f"({Counter(k for _, k in items).most_common()})"
+    )
     truth = build(args.db, base, items, 0)
     print(f"built the store in {time.perf_counter() - t0:.0f}s")
 
     rep = run_child(args.db)
-    print(f"resolve {rep['records']:,} records: wall {rep['wall']:.0f}s, CPU {rep['cpu']:.0f}s, "
-          f"peak RSS {rep['peak_rss_gib']:.2f} GiB; {rep['new_works']:,} works, "
-          f"{rep['by_identity']:,} joined by identifier, {rep['by_content']:,} by content, "
-          f"{rep['works_merged']:,} works merged")
+    print(
+        f"resolve {rep['records']:,} records: wall {rep['wall']:.0f}s, CPU {rep['cpu']:.0f}s, "
+        f"peak RSS {rep['peak_rss_gib']:.2f} GiB; {rep['new_works']:,} works, "
+        f"{rep['by_identity']:,} joined by identifier, {rep['by_content']:,} by content, "
+        f"{rep['works_merged']:,} works merged"
+    )
     p, r, nw, npap = score(args.db, truth)
-    print(f"  against the generator's truth: pairwise P {p:.4f} R {r:.4f}; "
-          f"{nw:,} works for {npap:,} papers")
+    print(
+        f"  against the generator's truth: pairwise P {p:.4f} R {r:.4f}; "
+        f"{nw:,} works for {npap:,} papers"
+    )
 
     # An incremental day: held-back papers + copies of papers already resolved.
     rng = random.Random(99)
@@ -264,16 +270,17 @@ def main() -> None:
     kinds = [k for k, _ in KINDS]
     weights = [w for _, w in KINDS]
     day_items += [
-        (rng.randrange(len(base)), k)
-        for k in rng.choices(kinds, weights, k=args.day - len(held))
+        (rng.randrange(len(base)), k) for k in rng.choices(kinds, weights, k=args.day - len(held))
     ]
     day_truth = build(args.db, base + held, day_items, len(items) + 10)
     truth.update(day_truth)
     rep = run_child(args.db)
-    print(f"incremental day of {rep['records']:,} new records: wall {rep['wall']:.1f}s "
-          f"(CPU {rep['cpu']:.1f}s, peak RSS {rep['peak_rss_gib']:.2f} GiB); "
-          f"{rep['new_works']:,} new works, {rep['by_identity']:,} by identifier, "
-          f"{rep['by_content']:,} by content")
+    print(
+        f"incremental day of {rep['records']:,} new records: wall {rep['wall']:.1f}s "
+        f"(CPU {rep['cpu']:.1f}s, peak RSS {rep['peak_rss_gib']:.2f} GiB); "
+        f"{rep['new_works']:,} new works, {rep['by_identity']:,} by identifier, "
+        f"{rep['by_content']:,} by content"
+    )
     p, r, nw, npap = score(args.db, truth)
     print(f"  after the day: pairwise P {p:.4f} R {r:.4f}; {nw:,} works for {npap:,} papers")
     print(f"load during the run (1/5/15 min): {os.getloadavg()}")
