@@ -8,7 +8,8 @@ shared daily feed (title, ~1,200-character abstract with arXiv's line breaks and
 
     nice -n 10 .venv/bin/python bench/normalize_speed.py [--n 20000] [--rounds 5] [--chunk 500]
 
-Prints µs/record for finish(), for plain_text() and the author step separately, and as a
+Also times, on a sample, nameparser's HumanName and pylatexenc's full latex_to_text (why
+neither runs per record). Prints µs/record for finish(), for plain_text() and the author step separately, and as a
 yardstick for the machine's speed the stdlib `json.loads` of the same lines (CPU time of
 this process, best of the rounds, so other load on the machine inflates it less).
 """
@@ -105,6 +106,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=20_000)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--chunk", type=int, default=500, help="records per timed chunk")
+    ap.add_argument("--no-compare", action="store_true", help="skip nameparser/pylatexenc")
     ap.add_argument("--feed", type=Path, default=FEED)
     args = ap.parse_args()
 
@@ -160,6 +162,45 @@ def main() -> None:
     print(f"reference: sum(range(1000)) {yardstick * 1e6:.1f} µs (beside the finish() chunks)")
     scaled = total / n * 1e6 * 10 / (yardstick * 1e6)
     print(f"finish() scaled to an idle core: {scaled:.1f} µs/record")
+
+    if not args.no_compare:
+        compare_libraries(rows)
+
+
+def compare_libraries(rows: list[dict]) -> None:
+    """The libraries' own full parsers on a sample, to show why they are not the hot path."""
+    from nameparser import HumanName
+    from pylatexenc.latex2text import LatexNodes2Text
+
+    names = [a for d in rows[:400] for a in d.get("authors") or []][:2000]
+    t = time.process_time()
+    for a in names:
+        HumanName(a)
+    human = (time.process_time() - t) / len(names)
+    t = time.process_time()
+    for a in names:
+        parse_name.__wrapped__(a)  # uncached, like a first sighting
+    ours = (time.process_time() - t) / len(names)
+    print(f"names: nameparser.HumanName {human * 1e6:.1f} µs/name, parse_name {ours * 1e6:.2f}")
+
+    latex = [d["summary"] for d in rows if "\\" in (d.get("summary") or "")][:100]
+    l2t = LatexNodes2Text()
+    crashed = 0
+    t = time.process_time()
+    for text in latex:
+        try:
+            l2t.latex_to_text(text)
+        except Exception:  # it raises on some real abstracts (an \href it cannot split)
+            crashed += 1
+    full = (time.process_time() - t) / len(latex)
+    t = time.process_time()
+    for text in latex:
+        plain_text(text)
+    fast = (time.process_time() - t) / len(latex)
+    print(
+        f"LaTeX abstracts: pylatexenc latex_to_text {full * 1e6:.0f} µs each, "
+        f"plain_text {fast * 1e6:.1f} (pylatexenc raised on {crashed} of {len(latex)})"
+    )
 
 
 if __name__ == "__main__":
