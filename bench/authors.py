@@ -62,6 +62,7 @@ def abbreviate(sig: Signature) -> Signature:
         **{
             **sig.__dict__,
             "given": parse_given(initials),
+            "given_raw": initials,
             "name": f"{initials} {family}",
         }
     )

@@ -24,6 +24,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from paperdesk.errors import NotFoundError, PaperdeskError
+from paperdesk.model import Author
+from paperdesk.normalize.names import normalize_author
 from paperdesk.resolve.authors_disambiguate import Constraints, disambiguate
 from paperdesk.resolve.authors_features import (
     Signature,
@@ -31,6 +33,7 @@ from paperdesk.resolve.authors_features import (
     signatures_from_record,
 )
 from paperdesk.resolve.authors_model import PairModel, default_model
+from paperdesk.resolve.authors_names import GivenName, first_names_relation, parse_given
 from paperdesk.store import authors as db
 from paperdesk.store.sqlite import SQLiteStore
 
@@ -150,6 +153,7 @@ def resolve_authors(
         dirty |= more
         recluster |= more
 
+    rows = _reachable(rows, new, recluster, changed)
     old_rows = [r for r in rows if r.record_key not in changed]
     previous = {r.sig_id: r.author_id for r in rows}
     previous.update({r.sig_id: r.author_id for r in db.signatures_of_records(conn, changed)})
@@ -222,6 +226,47 @@ def resolve_authors(
         )
     stats.profiles_total = int(conn.execute("SELECT COUNT(*) FROM author_profiles").fetchone()[0])
     return stats
+
+
+def _given(name: str) -> GivenName:
+    return parse_given(normalize_author(Author(name=name)).given)
+
+
+def _reachable(
+    rows: Sequence[db.SignatureRow],
+    new: Sequence[Signature],
+    recluster: set[str],
+    changed: set[str],
+) -> list[db.SignatureRow]:
+    """The stored signatures an incremental run must look at: all of re-clustered blocks,
+    and in the other blocks only the profiles that have at least one member whose given
+    name is compatible with a new signature of that block. A profile with none could
+    never take a new signature (every pair would be a cannot-link), so its records need not
+    be read — in a big block ("wang y") that is most of them."""
+    new_by_block: dict[str, set[GivenName]] = defaultdict(set)
+    for s in new:
+        new_by_block[s.block].add(s.given)
+    given_of: dict[str, GivenName] = {}
+
+    def fits(r: db.SignatureRow) -> bool:
+        wanted = new_by_block.get(r.block)
+        if not wanted:
+            return False
+        g = parse_given(r.given) if r.given is not None else given_of.get(r.name)
+        if g is None:  # a row written before the `given` column existed
+            g = given_of[r.name] = _given(r.name)
+        return any(first_names_relation(g, w) != "incompatible" for w in wanted)
+
+    by_profile: dict[str, list[db.SignatureRow]] = defaultdict(list)
+    for r in rows:
+        by_profile[r.author_id].append(r)
+    keep: list[db.SignatureRow] = []
+    for members in by_profile.values():
+        if any(r.block in recluster or r.record_key in changed for r in members) or any(
+            fits(r) for r in members
+        ):
+            keep.extend(members)
+    return keep
 
 
 def canonical_name(rows: Sequence[db.SignatureRow]) -> tuple[str, str]:

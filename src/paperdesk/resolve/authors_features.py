@@ -87,6 +87,8 @@ class Signature:
     block: str
     family: str
     given: GivenName
+    given_raw: str | None
+    """The given name as the record wrote it."""
     affiliations: frozenset[str]
     affiliation_text: str
     orcid: str | None
@@ -185,6 +187,7 @@ def signatures_from_record(record: SourceRecord) -> list[Signature]:
                 block=keys[pos],
                 family=fold(author.family or ""),
                 given=parse_given(author.given),
+                given_raw=author.given,
                 affiliations=affiliation_tokens(affs),
                 affiliation_text=fold(" ".join(affs)).strip(),
                 orcid=(author.orcid or "").strip().lower() or None,

@@ -40,6 +40,8 @@ class SignatureRow:
     name_folded: str
     block: str
     author_id: str
+    given: str | None = None
+    """The given name as written on the record ("Y.", "Yoshua"), for name compatibility."""
 
 
 @dataclass
@@ -53,7 +55,7 @@ class Curation:
     at: str
 
 
-_SIG_COLS = "sig_id, record_key, position, name, name_folded, block, author_id"
+_SIG_COLS = "sig_id, record_key, position, name, name_folded, block, author_id, given"
 
 
 def _signatures_where(
@@ -141,9 +143,12 @@ def delete_signatures_of_records(conn: sqlite3.Connection, keys: Iterable[str]) 
 
 def put_signatures(conn: sqlite3.Connection, rows: Iterable[SignatureRow]) -> None:
     conn.executemany(
-        f"INSERT OR REPLACE INTO author_signatures ({_SIG_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?)",  # noqa: S608
+        f"INSERT OR REPLACE INTO author_signatures ({_SIG_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",  # noqa: S608
         [
-            (r.sig_id, r.record_key, r.position, r.name, r.name_folded, r.block, r.author_id)
+            (
+                r.sig_id, r.record_key, r.position, r.name, r.name_folded, r.block,
+                r.author_id, r.given,
+            )
             for r in rows
         ],
     )
