@@ -282,3 +282,14 @@ def test_cli_author_curations_and_unknown_id(tmp_path: Path, openreview: Labelle
     assert res.exit_code == 0, res.output
     again = json.loads(runner.invoke(main, [*base, "author", merged, "--json"]).output)
     assert again["profiles"][0]["records_count"] >= 2
+
+
+def test_stored_signatures_keep_the_given_name(openreview: LabelledSet, tmp_path: Path) -> None:
+    store = open_store(tmp_path / "g.db")
+    rec = _records(openreview, {"Chelsea Finn"})[0]
+    store.put_records([rec], origin="test")
+    resolve_authors(store)
+    rows = db.signatures_of_records(store.conn, [rec.key])
+    assert [r.given for r in rows] == [a.given for a in rec.authors]
+    assert any(r.given == "Chelsea" for r in rows)
+    store.close()

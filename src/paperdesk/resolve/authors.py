@@ -203,6 +203,7 @@ def resolve_authors(
                     name_form(s),
                     s.block,
                     assigned[s.sig_id],
+                    s.given_raw,
                 )
                 for s in write
             ),
