@@ -8,7 +8,7 @@ in docs/benchmarks.md measure exactly the code that runs.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -128,6 +128,22 @@ def prepare(
     vectors: sparse.csr_matrix | None = None,
 ) -> list[BlockProblem]:
     """Block and score every signature (the expensive part), constraints applied."""
+    return [
+        p
+        for chunk in iter_problems(sigs, model=model, constraints=constraints, vectors=vectors)
+        for p in chunk
+    ]
+
+
+def iter_problems(
+    sigs: Sequence[Signature],
+    *,
+    model: PairModel | None = None,
+    constraints: Constraints | None = None,
+    vectors: sparse.csr_matrix | None = None,
+) -> Iterator[list[BlockProblem]]:
+    """Scored blocks, a chunk at a time (about `SCORE_BATCH` pairs each): one model call
+    per chunk, and only one chunk's distance matrices in memory at once."""
     model = model or default_model()
     cons = constraints or Constraints()
     vecs = text_vectors(sigs) if vectors is None else vectors
@@ -172,13 +188,25 @@ def prepare(
             )
         )
         todo.extend((len(problems) - 1, a, b) for a, b in pairs)
-    for start in range(0, len(todo), SCORE_BATCH):
-        batch = todo[start : start + SCORE_BATCH]
-        glob = [(problems[p].members[a], problems[p].members[b]) for p, a, b in batch]
-        prob = model.predict_proba(pair_features(sigs, vecs, glob))
-        for (p, a, b), q in zip(batch, prob, strict=True):
-            problems[p].dist[a, b] = problems[p].dist[b, a] = 1.0 - q
-    return problems
+        if len(todo) >= SCORE_BATCH or k == len(blocks) - 1:
+            _score(sigs, vecs, model, problems, todo)
+            yield problems
+            problems, todo = [], []
+
+
+def _score(
+    sigs: Sequence[Signature],
+    vecs: sparse.csr_matrix,
+    model: PairModel,
+    problems: list[BlockProblem],
+    todo: list[tuple[int, int, int]],
+) -> None:
+    if not todo:
+        return
+    glob = [(problems[p].members[a], problems[p].members[b]) for p, a, b in todo]
+    prob = model.predict_proba(pair_features(sigs, vecs, glob))
+    for (p, a, b), q in zip(todo, prob, strict=True):
+        problems[p].dist[a, b] = problems[p].dist[b, a] = 1.0 - q
 
 
 def solve(
@@ -187,6 +215,16 @@ def solve(
     """A cluster label per signature: the fixed profile id for clusters holding fixed
     signatures, else `BLOCK/FIRST_INDEX/k`."""
     labels = [""] * len(sigs)
+    _solve_into(labels, sigs, problems, threshold)
+    return labels
+
+
+def _solve_into(
+    labels: list[str],
+    sigs: Sequence[Signature],
+    problems: Sequence[BlockProblem],
+    threshold: float,
+) -> None:
     for prob in problems:
         lab = cluster_block(prob.dist, prob.cannot, threshold, prob.must)
         profile_of: dict[int, str] = {}
@@ -196,7 +234,6 @@ def solve(
         head = f"{sigs[prob.members[0]].block}/{prob.members[0]}"
         for k, i in enumerate(prob.members):
             labels[i] = profile_of.get(lab[k], f"{head}/{lab[k]}")
-    return labels
 
 
 def disambiguate(
@@ -209,5 +246,8 @@ def disambiguate(
 ) -> list[str]:
     """A cluster label per signature (see `solve`)."""
     model = model or default_model()
-    problems = prepare(sigs, model=model, constraints=constraints, vectors=vectors)
-    return solve(sigs, problems, model.threshold if threshold is None else threshold)
+    t = model.threshold if threshold is None else threshold
+    labels = [""] * len(sigs)
+    for chunk in iter_problems(sigs, model=model, constraints=constraints, vectors=vectors):
+        _solve_into(labels, sigs, chunk, t)
+    return labels
