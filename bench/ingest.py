@@ -38,9 +38,11 @@ t = time.perf_counter()
 rep = ingest_paths(store, [sys.argv[2]], on_error="skip", force=sys.argv[3] == "1")
 dt = time.perf_counter() - t
 store.close()
+me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
 print(json.dumps({"records": rep.records, "inserted": rep.inserted, "unchanged": rep.unchanged,
   "rejected": rep.rejected, "skipped_files": rep.files_skipped, "seconds": dt,
-  "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+  "cpu_s": me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime,
+  "rss_mib": me.ru_maxrss / 1024, "workers_rss_mib": kids.ru_maxrss / 1024}))
 """
 
 
@@ -56,8 +58,9 @@ def show(label: str, r: dict, records: int | None = None) -> None:
     n = records if records is not None else r["records"]
     rate = n / r["seconds"] if r["seconds"] else float("inf")
     print(
-        f"{label:<42} {n:>9,} records {r['seconds']:8.2f} s {rate:>10,.0f} rec/s "
-        f"peak RSS {r['rss_mib']:7.1f} MiB  (inserted {r['inserted']:,}, "
+        f"{label:<40} {n:>9,} records {r['seconds']:8.2f} s {rate:>9,.0f} rec/s "
+        f"({n / r['cpu_s']:,.0f} per CPU-s) peak RSS {r['rss_mib']:6.1f} MiB main, "
+        f"{r['workers_rss_mib']:6.1f} MiB largest worker (inserted {r['inserted']:,}, "
         f"unchanged {r['unchanged']:,}, rejected {r['rejected']:,})",
         flush=True,
     )
@@ -101,7 +104,8 @@ def main() -> None:
         sys.exit(f"shared daily feed not found at {FEED}")
     shutil.rmtree(args.workdir, ignore_errors=True)
     args.workdir.mkdir(parents=True)
-    print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
+    print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}; "
+          f"load average {os.getloadavg()[0]:.1f} at start")
 
     db = args.workdir / "feed.db"
     first = run(db, FEED)

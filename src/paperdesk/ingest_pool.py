@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import io
 import multiprocessing as mp
+import os
 import sqlite3
+import sys
 from collections import deque
 from collections.abc import Iterator
 from multiprocessing.pool import AsyncResult
@@ -31,11 +33,15 @@ _ro: sqlite3.Connection | None = None
 
 
 def usable(parser_name: str, head: bytes, db_path: str) -> bool:
-    """Parallel only for line formats in JSON-lines shape (not a JSON array) on a file db."""
+    """Parallel only for line formats in JSON-lines shape (not a JSON array) on a file db,
+    from a program whose workers can start (spawned workers re-import `__main__`: a
+    script read from stdin cannot be)."""
+    main_file = getattr(sys.modules.get("__main__"), "__file__", None)
     return (
         parser_name in LINE_FORMATS
         and head.lstrip()[:1] == b"{"
         and db_path != ":memory:"
+        and (main_file is None or os.path.exists(main_file))
     )
 
 
