@@ -21,7 +21,7 @@ from multiprocessing.pool import AsyncResult
 from typing import BinaryIO
 
 from paperdesk import sources
-from paperdesk.errors import ParseError
+from paperdesk.errors import PaperdeskError, ParseError
 from paperdesk.store.base import Reject
 from paperdesk.store.sqlite import Row, payload_hash
 
@@ -112,6 +112,13 @@ def parallel_batches(
     """(records in batch, prepared batch) in input order, prepared by `workers` processes."""
     ctx = mp.get_context("spawn")  # no fork: the parent holds SQLite handles and threads
     with ctx.Pool(workers, initializer=_init, initargs=(db_path,)) as pool:
+        try:  # a pool whose workers die at start-up would respawn them forever
+            pool.apply_async(os.getpid).get(timeout=120)
+        except Exception as exc:  # noqa: BLE001 - any failure means the same to the user
+            raise PaperdeskError(
+                f"ingest worker processes did not start ({exc!r}); "
+                "set PAPERDESK_INGEST_WORKERS=0 to ingest in one process"
+            ) from exc
         pending: deque[tuple[int, AsyncResult[list[Row | Reject]]]] = deque()
         chunks = line_chunks(stream, batch_size, origin, errors)
         broken: ParseError | None = None

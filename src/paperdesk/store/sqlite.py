@@ -100,6 +100,9 @@ class SQLiteStore:
         self.conn.execute("PRAGMA foreign_keys=ON")
         self.conn.execute("PRAGMA busy_timeout=30000")
         self.conn.execute("PRAGMA cache_size=-65536")
+        # Checkpoint the WAL every ~80 MB instead of 4 MB: bulk ingest spends far less time
+        # in checkpoint fsyncs, and readers are unaffected.
+        self.conn.execute("PRAGMA wal_autocheckpoint=20000")
         self.migrate()
 
     # -- plumbing --------------------------------------------------------------------
