@@ -28,13 +28,15 @@ import numpy as np
 import orjson
 
 from paperdesk.errors import NotFoundError, PaperdeskError
-from paperdesk.resolve.blocking import abstract_keys, candidate_pairs, title_keys
+from paperdesk.resolve.blocking import MAX_BUCKET, abstract_keys, candidate_pairs, title_keys
 from paperdesk.resolve.cluster import Clusterer
 from paperdesk.resolve.pairs import MATCH_THRESHOLD, score
 from paperdesk.resolve.works import Doc, make_doc
 from paperdesk.store.sqlite import SQLiteStore, decode_record, now
 
 CHECKPOINT = "resolve.works.seq"
+TOP_CANDIDATES = 8
+"""Stored candidates scored per new record: those sharing the most LSH keys with it."""
 PARALLEL_MIN = 50_000
 """Runs with fewer changed records featurise in-process."""
 DOC_CACHE = 400_000
@@ -196,7 +198,7 @@ def resolve_works(
     if full:
         old_assignment = dict(conn.execute("SELECT record_key, work_id FROM work_records"))
         with store.transaction():
-            for table in ("work_records", "work_keys", "work_lsh", "works"):
+            for table in ("work_records", "work_keys", "work_lsh", "work_docs", "works"):
                 conn.execute(f"DELETE FROM {table}")  # noqa: S608 (fixed names)
         after = 0
     else:
@@ -210,6 +212,8 @@ def resolve_works(
             " SELECT MAX(new_id) FROM work_redirects)"
         ).fetchone()
         base = max([0, *old_assignment.values(), int(row[0] or 0)]) + 1_000_000
+    if not full:
+        _backfill_docs(store)
     cache: dict[int, Doc] = {}  # features of indexed records, so later batches reuse them
     todo = int(conn.execute("SELECT COUNT(*) FROM records WHERE seq > ?", (after,)).fetchone()[0])
     nproc = workers if workers is not None else min(2, os.cpu_count() or 1)
@@ -230,6 +234,26 @@ def resolve_works(
             _restore_ids(conn, old_assignment, base)
     report.seconds = time.perf_counter() - t0
     return report
+
+
+def _backfill_docs(store: SQLiteStore) -> None:
+    """Stores resolved before `work_docs` existed get the features of their indexed
+    records once (later runs find the table filled and skip this)."""
+    conn = store.conn
+    if conn.execute("SELECT 1 FROM work_docs LIMIT 1").fetchone() is not None:
+        return
+    if conn.execute("SELECT 1 FROM work_lsh LIMIT 1").fetchone() is None:
+        return
+    rowids = [r for (r,) in conn.execute("SELECT DISTINCT record_rowid FROM work_lsh")]
+    for part in _chunks(rowids):
+        sql = f"SELECT rowid, data FROM records WHERE rowid IN ({_marks(len(part))})"  # noqa: S608
+        rows = [
+            (int(r), pack_doc(make_doc(decode_record(d)))) for r, d in conn.execute(sql, list(part))
+        ]
+        with store.transaction():
+            conn.executemany(
+                "INSERT OR REPLACE INTO work_docs (record_rowid, doc) VALUES (?, ?)", rows
+            )
 
 
 def _new_work(conn: sqlite3.Connection, base: int) -> int:
@@ -390,8 +414,13 @@ def _resolve_batch(
         lsh_rows += _lsh_rows(conn, target, g, docs, rowids, tkeys, akeys)
     report.by_identity += counts["id"]
     report.by_content += counts["content"]
-    for _, rowid, _ in lsh_rows:
+    indexed = sorted({rowid for _, rowid, _ in lsh_rows})
+    for rowid in indexed:
         cache.setdefault(rowid, docs[pos_of[rowid]])
+    conn.executemany(
+        "INSERT OR REPLACE INTO work_docs (record_rowid, doc) VALUES (?, ?)",
+        [(rowid, pack_doc(docs[pos_of[rowid]])) for rowid in indexed],
+    )
     if lsh_rows:
         conn.executemany(
             "INSERT INTO work_lsh (band_key, record_rowid, work_id) VALUES (?, ?, ?)", lsh_rows
@@ -548,33 +577,82 @@ def _content_candidates(
                     want[int(k)].append(i)
     if not want:
         return
-    hits: dict[int, set[tuple[int, int]]] = defaultdict(set)  # doc -> {(rowid, work)}
+    hits: dict[int, Counter[tuple[int, int]]] = defaultdict(Counter)  # doc -> shared keys
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS _want (band_key INTEGER PRIMARY KEY)")
     conn.execute("DELETE FROM _want")
     conn.executemany("INSERT INTO _want (band_key) VALUES (?)", [(k,) for k in want])
+    by_key: dict[int, list[tuple[int, int]]] = defaultdict(list)
     for k, rowid, work in conn.execute(
         "SELECT l.band_key, l.record_rowid, l.work_id FROM _want w"
         " JOIN work_lsh l ON l.band_key = w.band_key"
     ):
-        for i in want[int(k)]:
-            hits[i].add((int(rowid), int(work)))
+        by_key[int(k)].append((int(rowid), int(work)))
     conn.execute("DELETE FROM _want")
-    rows = sorted({r for s in hits.values() for r, _ in s} - cache.keys())
-    cand = cache
+    for k, found in by_key.items():
+        if len(found) > MAX_BUCKET:
+            continue  # a key thousands of works share says nothing (as in the batch)
+        for i in want[k]:
+            hits[i].update(found)
+    # The candidates sharing the most keys are the likeliest twins: score those only.
+    top = {i: [rw for rw, _ in c.most_common(TOP_CANDIDATES)] for i, c in hits.items()}
+    rows = sorted({r for lst in top.values() for r, _ in lst} - cache.keys())
     for part in _chunks(rows):
-        sql = f"SELECT rowid, data FROM records WHERE rowid IN ({_marks(len(part))})"  # noqa: S608
-        for rowid, data in conn.execute(sql, list(part)):
-            cand[int(rowid)] = make_doc(decode_record(data))
+        sql = f"SELECT record_rowid, doc FROM work_docs WHERE record_rowid IN ({_marks(len(part))})"  # noqa: S608
+        for rowid, blob in conn.execute(sql, list(part)):
+            cache[int(rowid)] = unpack_doc(blob)
     for n in which:
         best = plans[n][2]
         for i in plans[n][0]:
-            for rowid, work in hits.get(i, ()):
-                c = cand.get(rowid)
+            for rowid, work in top.get(i, ()):
+                c = cache.get(rowid)
                 if c is None:
                     continue
                 s = score(docs[i], c)
                 if s > best.get(work, -1.0):
                     best[work] = s
+
+
+def pack_doc(d: Doc) -> bytes:
+    """A Doc as bytes for `work_docs` (arrays as raw uint32, the rest as JSON)."""
+    head = orjson.dumps(
+        [
+            d.key,
+            d.ids,
+            d.title,
+            d.title_head,
+            sorted(d.surnames),
+            sorted(d.name_tokens),
+            d.year,
+            d.source,
+            sorted(d.title_marks),
+            len(d.title_tokens),
+        ]
+    )
+    return (
+        len(head).to_bytes(4, "little")
+        + head
+        + d.title_tokens.astype(np.uint32).tobytes()
+        + d.abstract_shingles.astype(np.uint32).tobytes()
+    )
+
+
+def unpack_doc(blob: bytes) -> Doc:
+    n = int.from_bytes(blob[:4], "little")
+    key, ids, title, head, fams, words, year, source, marks, nt = orjson.loads(blob[4 : 4 + n])
+    arrays = np.frombuffer(blob[4 + n :], dtype=np.uint32)
+    return Doc(
+        key=key,
+        ids=[(k, v) for k, v in ids],
+        title=title,
+        title_head=head,
+        title_tokens=arrays[:nt].copy(),
+        abstract_shingles=arrays[nt:].copy(),
+        surnames=frozenset(fams),
+        name_tokens=frozenset(words),
+        year=year,
+        source=source,
+        title_marks=frozenset(marks),
+    )
 
 
 def _restore_ids(conn: sqlite3.Connection, old: dict[str, int], base: int) -> None:
