@@ -79,19 +79,62 @@ def make_queries(titles: list[str], n: int, seed: int = 3) -> list[tuple[str, st
     return out
 
 
-def time_queries(ix: SearchIndex, queries: list[str], mode: str, warm: int = 10) -> list[float]:
+_CPU: list[float] = []
+
+
+def time_queries(
+    ix: SearchIndex, queries: list[str], mode: str, warm: int = 10, snippets: bool = True
+) -> list[float]:
     for q in queries[:warm]:
-        ix.search(q, mode=mode, limit=20)  # type: ignore[arg-type]
+        ix.search(q, mode=mode, limit=20, snippets=snippets)  # type: ignore[arg-type]
     ts = []
+    c0 = cpu_s()
     for q in queries:
         t = time.perf_counter()
-        ix.search(q, mode=mode, limit=20)  # type: ignore[arg-type]
+        ix.search(q, mode=mode, limit=20, snippets=snippets)  # type: ignore[arg-type]
         ts.append((time.perf_counter() - t) * 1000)
+    _CPU[:] = [(cpu_s() - c0) * 1000 / len(queries)]
     return ts
 
 
 def report_latency(name: str, ts: list[float]) -> None:
-    print(f"  {name:38s} p50 {pct(ts, 50):7.2f} ms   p95 {pct(ts, 95):7.2f} ms   (n={len(ts)})")
+    """Wall-clock p50/p95 on this shared machine, and CPU ms per query (user+sys of this
+    process): on an idle machine a single-threaded query takes about its CPU time."""
+    cpu = f"   CPU {_CPU[0]:6.2f} ms/query" if _CPU else ""
+    print(f"  {name:40s} p50 {pct(ts, 50):7.2f} ms   p95 {pct(ts, 95):7.2f} ms{cpu}   (n={len(ts)})")
+    _CPU.clear()
+
+
+def queries(args: argparse.Namespace) -> None:
+    """Time queries on an index already built by `feed` or `scale` (no rebuild)."""
+    store = open_store(OUT / "feed.db")
+    path = Path(args.index) if args.index else None
+    ix = SearchIndex(store, path=path)
+    if path is not None:
+        ix._vectors = VectorIndex(path / "vectors.usearch", ix.embedder.dim)
+    n = ix.keyword.num_docs()
+    print(f"queries on {path or ix.path} ({n} works), load average {os.getloadavg()[0]:.1f}:")
+    docs, _ = real_docs(store)
+    qs = make_queries([d.title for d in docs], args.queries)
+    plain, filt = [a for a, _ in qs], [b for _, b in qs]
+    report_latency("keyword, plain, top-20 + titles", time_queries(ix, plain, "keyword", snippets=False))
+    report_latency("keyword, filters, top-20 + titles", time_queries(ix, filt, "keyword", snippets=False))
+    report_latency("keyword, filters, + snippets", time_queries(ix, filt, "keyword"))
+    report_latency("hybrid (query embedding included)", time_queries(ix, plain, "hybrid", snippets=False))
+    report_latency("hybrid, filters", time_queries(ix, filt, "hybrid", snippets=False))
+    rng = random.Random(5)
+    probes = rng.sample(range(n), min(args.queries, n))
+    ts = []
+    c0 = cpu_s()
+    for p in probes:
+        t = time.perf_counter()
+        q = ix.vectors.get([p])[0]
+        if not np.isnan(q[0]):
+            ix._hits(ix.vector_ranking(q, None, 20, exclude=p), None, None, False)
+        ts.append((time.perf_counter() - t) * 1000)
+    _CPU[:] = [(cpu_s() - c0) * 1000 / len(probes)]
+    report_latency("similar (HNSW top-20 + titles)", ts)
+    store.close()
 
 
 # -- feed: the real 102k corpus through the real pipeline ------------------------------------
@@ -202,13 +245,6 @@ def scale(args: argparse.Namespace) -> None:
     store = open_store(OUT / "feed.db")
     fix = SearchIndex(store)
     docs, _ = real_docs(store)
-    vec_of = {}
-    for keys, mat in sql.iter_vectors(store.conn, fix.embedder_name):
-        for k, v in zip(keys.tolist(), mat, strict=True):
-            vec_of[int(k)] = v
-    by_work = sql.work_ids(store.conn, list(vec_of))
-    base_vec = {w: vec_of[d] for d, w in by_work.items()}
-    real_vecs = np.vstack([base_vec[d.work_id] for d in docs]).astype(np.float32)
     n = args.n
     big = OUT / f"scale-{n}"
     if big.exists():
@@ -216,21 +252,32 @@ def scale(args: argparse.Namespace) -> None:
     kw = KeywordIndex(big / "keyword", create=True)
     rng = random.Random(11)
     nrng = np.random.default_rng(11)
-    dim = real_vecs.shape[1]
-    vecs = np.zeros((n, dim), dtype=np.float16)
     t = time.perf_counter()
     for docno in range(n):
         i = docno % len(docs)
         c = docno // len(docs)
-        d = docs[i] if c == 0 else variant(rng, docs, i, c)
-        kw.add(docno, d)
-        v = real_vecs[i] if c == 0 else real_vecs[i] + nrng.normal(0, 0.05 / dim**0.5, dim)
-        vecs[docno] = v / np.linalg.norm(v)
+        kw.add(docno, docs[i] if c == 0 else variant(rng, docs, i, c))
         if docno % 100_000 == 99_999:
             kw.commit()
             print(f"  {docno + 1} docs, {time.perf_counter() - t:.0f} s", file=sys.stderr, flush=True)
     kw.commit()
     t_kw = time.perf_counter() - t
+    # Vectors: the feed's stored ones (the `feed` step may still be embedding: wait for it).
+    while sql.count_vectors(store.conn, fix.embedder_name) < len(docs):
+        time.sleep(20)
+    vec_of = {}
+    for keys, mat in sql.iter_vectors(store.conn, fix.embedder_name):
+        for k, v in zip(keys.tolist(), mat, strict=True):
+            vec_of[int(k)] = v
+    by_work = sql.work_ids(store.conn, list(vec_of))
+    base_vec = {w: vec_of[d] for d, w in by_work.items()}
+    real_vecs = np.vstack([base_vec[d.work_id] for d in docs]).astype(np.float32)
+    dim = real_vecs.shape[1]
+    vecs = np.zeros((n, dim), dtype=np.float16)
+    for docno in range(n):
+        i = docno % len(docs)
+        v = real_vecs[i] if docno < len(docs) else real_vecs[i] + nrng.normal(0, 0.05 / dim**0.5, dim)
+        vecs[docno] = v / np.linalg.norm(v)
     t = time.perf_counter()
     vi = VectorIndex(big / "vectors.usearch", dim)
     for s in range(0, n, 50_000):
@@ -281,8 +328,11 @@ def main() -> None:
     s.add_argument("-n", type=int, default=1_000_000)
     s.add_argument("--queries", type=int, default=200)
     s.add_argument("--recall-probes", type=int, default=100)
+    q = sub.add_parser("queries")
+    q.add_argument("--index", help="index dir (default: the feed index)")
+    q.add_argument("--queries", type=int, default=200)
     args = ap.parse_args()
-    feed(args) if args.cmd == "feed" else scale(args)
+    {"feed": feed, "scale": scale, "queries": queries}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -29,9 +29,10 @@ Mode = Literal["keyword", "semantic", "hybrid"]
 MODES = ("keyword", "semantic", "hybrid")
 CANDIDATES = 100
 """Each side's depth before fusion (RRF only needs the heads of both lists)."""
-EXACT_LIMIT = 50_000
+EXACT_LIMIT = 5_000
 """Filtered semantic search scores the filtered set exactly when it is at most this big;
-above it, the ANN list is over-fetched and filtered."""
+above it, the ANN list is over-fetched (by the filter's selectivity) and filtered."""
+MAX_OVERFETCH = 10_000
 
 
 def index_dir(db_path: str | Path) -> Path:
@@ -262,7 +263,10 @@ class SearchIndex:
             if n <= EXACT_LIMIT:
                 keys, sims = self.vectors.exact(qv, self.keyword.docnos(fq, n), kk)
             else:
-                keys, sims = self.vectors.search(qv, kk * 20)
+                # Over-fetch in proportion to how selective the filter is, then filter.
+                total = max(len(self.vectors), 1)
+                fetch = int(min(MAX_OVERFETCH, max(kk * 4, kk * 3 * total / max(n, 1))))
+                keys, sims = self.vectors.search(qv, fetch)
                 ok = set(self.keyword.docnos(self._restrict(fq, keys.tolist()), len(keys)))
                 pairs = [(d, s) for d, s in zip(keys.tolist(), sims.tolist(), strict=True) if d in ok]
                 return [(d, s) for d, s in pairs if d != exclude][:k]

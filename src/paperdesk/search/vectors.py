@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from usearch.index import Index
@@ -63,9 +64,13 @@ class VectorIndex:
     def get(self, keys: list[int]) -> np.ndarray:
         """Stored vectors (float32) for keys; rows of NaN for keys not in the index."""
         out = np.full((len(keys), self.dim), np.nan, dtype=np.float32)
-        for i, k in enumerate(keys):
-            if k in self.index:
-                out[i] = np.asarray(self.index.get(k), dtype=np.float32).reshape(-1)
+        if not keys:
+            return out
+        got = self.index.get(np.asarray(keys, dtype=np.uint64))  # one call: a tuple, None if absent
+        rows: Any = got if isinstance(got, tuple | list) else list(got or [])
+        for i, v in enumerate(rows):
+            if v is not None:
+                out[i] = np.asarray(v, dtype=np.float32).reshape(-1)
         return out
 
     def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
