@@ -67,7 +67,11 @@ class VectorIndex:
         if not keys:
             return out
         got = self.index.get(np.asarray(keys, dtype=np.uint64))  # one call: a tuple, None if absent
-        rows: Any = got if isinstance(got, tuple | list) else list(got or [])
+        rows: Any = got
+        if isinstance(got, np.ndarray):
+            rows = got.reshape(len(keys), -1) if got.size else [None] * len(keys)
+        elif got is None:
+            rows = [None] * len(keys)
         for i, v in enumerate(rows):
             if v is not None:
                 out[i] = np.asarray(v, dtype=np.float32).reshape(-1)
