@@ -1,33 +1,36 @@
 """JSON shapes shared by the CLI and the web layer (one place, so both agree).
 
-Later stages enrich a record with what they derived (its `work_id`, each author's
-`author_id`); those stages register an enricher here instead of the views knowing them.
+A record's JSON carries what later stages derived for it: its `work_id` (resolve), each
+author's `author_id` (author profiles), its `subjects` marked given or predicted and its
+other `classification_codes` (classify). Each is null / empty until that stage has run.
 """
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable
 from typing import Any
 
 from paperdesk.model import SourceRecord
+from paperdesk.store import authors as author_db
+from paperdesk.store import subjects as subject_db
+from paperdesk.store import works as work_db
 from paperdesk.store.sqlite import SQLiteStore
-
-Enricher = Callable[[SQLiteStore, dict[str, Any]], None]
-ENRICHERS: list[Enricher] = []
 
 
 def record_json(store: SQLiteStore, rec: SourceRecord, payloads: bool = False) -> dict[str, Any]:
     """The documented `record --json` shape (docs/cli.md)."""
+    conn = store.conn
     data = rec.to_dict()
-    data.setdefault("work_id", None)
-    for author in data["authors"]:
-        author.setdefault("author_id", None)
-    for enrich in ENRICHERS:
-        enrich(store, data)
+    key = rec.key
+    data["work_id"] = work_db.work_id_for(conn, key)
+    ids = {a["position"]: a["author_id"] for a in author_db.record_authors(conn, key)}
+    for pos, author in enumerate(data["authors"]):
+        author["author_id"] = ids.get(pos)
+    data["subjects"] = subject_db.record_subjects(conn, [key]).get(key, [])
+    data["classification_codes"] = subject_db.record_codes(conn, key)
     if payloads:
         out = []
-        for p in store.record_payloads(rec.key):
+        for p in store.record_payloads(key):
             body: bytes = p.pop("body")
             try:
                 p["body"] = body.decode("utf-8")

@@ -2,33 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
 from paperdesk.cli import Ctx, emit_json, handle_errors, main, pass_ctx
 from paperdesk.cli.works import _who
 from paperdesk.cli.works import _WorkGroup as _ShowByDefault
 from paperdesk.errors import NotFoundError
-from paperdesk.resolve.authors import claim_record, merge_authors, split_author
-from paperdesk.resolve.authors_profiles import AUTHOR_ID, find_authors, profile, search_authors
 from paperdesk.store import authors as db
-from paperdesk.store.sqlite import SQLiteStore
-from paperdesk.views import ENRICHERS
-
-
-def _enrich_author_ids(store: SQLiteStore, data: dict[str, Any]) -> None:
-    """`record --json` / `records --json`: each author carries its profile's id."""
-    try:
-        ids = {a["position"]: a["author_id"] for a in db.record_authors(store.conn, data["key"])}
-    except Exception:  # noqa: BLE001 — author tables absent in an old store: leave None
-        return
-    for pos, author in enumerate(data.get("authors", [])):
-        author["author_id"] = ids.get(pos)
-
-
-if _enrich_author_ids not in ENRICHERS:
-    ENRICHERS.append(_enrich_author_ids)
 
 
 # `author NAME` shows profiles, `author merge|split|claim|curations` are subcommands:
@@ -50,6 +30,8 @@ def show(
 ) -> None:
     """Profiles matching a name (or an author id), with their works."""
     text = " ".join(name)
+    from paperdesk.resolve.authors_profiles import AUTHOR_ID, find_authors, profile
+
     ids = find_authors(ctx.store, text, limit=limit)
     if not ids and AUTHOR_ID.fullmatch(text.strip()):
         raise NotFoundError(f"no author {text.strip()}")
@@ -85,6 +67,8 @@ def show(
 @handle_errors
 def authors_cmd(ctx: Ctx, query: str, limit: int, as_json: bool) -> None:
     """Search author profiles by name."""
+    from paperdesk.resolve.authors_profiles import search_authors
+
     hits = search_authors(ctx.store, query, limit=limit)
     if as_json:
         emit_json({"query": query, "profiles": hits})
@@ -102,6 +86,8 @@ def authors_cmd(ctx: Ctx, query: str, limit: int, as_json: bool) -> None:
 @handle_errors
 def merge(ctx: Ctx, a: str, b: str, who: str | None, as_json: bool) -> None:
     """A and B are one person (kept on every later resolve)."""
+    from paperdesk.resolve.authors import merge_authors
+
     out = merge_authors(ctx.store, a, b, who=who or _who())
     if as_json:
         emit_json(out)
@@ -127,6 +113,8 @@ def split(
     as_json: bool,
 ) -> None:
     """The given works are by someone else than AUTHOR_ID (kept on every later resolve)."""
+    from paperdesk.resolve.authors import split_author
+
     out = split_author(ctx.store, author_id, [*works, *more], who=who or _who())
     if as_json:
         emit_json(out)
@@ -151,6 +139,8 @@ def claim(
     as_json: bool,
 ) -> None:
     """RECORD_KEY is by AUTHOR_ID (kept on every later resolve)."""
+    from paperdesk.resolve.authors import claim_record
+
     out = claim_record(ctx.store, author_id, record_key, position=position, who=who or _who())
     if as_json:
         emit_json(out)

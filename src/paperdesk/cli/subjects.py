@@ -15,11 +15,9 @@ from paperdesk.cli import Ctx, emit_json, emit_jsonl, handle_errors, main, pass_
 # `subjects W12` routes to `subjects show W12`, exactly as `work W12` does.
 from paperdesk.cli.works import _WorkGroup as ShowByDefault
 from paperdesk.errors import PaperdeskError
-from paperdesk.store.sqlite import SQLiteStore
 from paperdesk.store.subjects import classify as classify_store
-from paperdesk.store.subjects import record_codes, record_subjects, subject_counts, work_subjects
+from paperdesk.store.subjects import subject_counts, work_subjects
 from paperdesk.subjects.taxonomy import load as load_taxonomy
-from paperdesk.views import ENRICHERS
 
 DEFAULT_FEED = Path("../shared/data/arxiv/daily-feed-2025-03-to-2026-04.jsonl.gz")
 _PREDICT_BATCH = 256
@@ -45,18 +43,6 @@ def _scored(pred: Any) -> list[dict[str, Any]]:
         }
         for s in pred.subjects
     ]
-
-
-def _enrich_subjects(store: SQLiteStore, data: dict[str, Any]) -> None:
-    """`record --json` carries the record's subjects (each marked given or predicted) and
-    its other classification codes, once `classify` has run."""
-    key = data["key"]
-    data["subjects"] = record_subjects(store.conn, [key]).get(key, [])
-    data["classification_codes"] = record_codes(store.conn, key)
-
-
-if _enrich_subjects not in ENRICHERS:
-    ENRICHERS.append(_enrich_subjects)
 
 
 @main.group(cls=ShowByDefault)

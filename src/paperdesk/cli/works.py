@@ -10,25 +10,13 @@ from typing import Any
 import click
 
 from paperdesk.cli import Ctx, emit_json, handle_errors, main, pass_ctx
-from paperdesk.store.sqlite import SQLiteStore
 from paperdesk.store.works import (
     get_work,
     list_curations,
     merge_works,
     resolve_works,
     split_work,
-    work_id_for,
 )
-from paperdesk.views import ENRICHERS
-
-
-def _enrich_work_id(store: SQLiteStore, data: dict[str, Any]) -> None:
-    """`record --json` / `records --json` carry the record's work id after resolve."""
-    data["work_id"] = work_id_for(store.conn, data["key"])
-
-
-if _enrich_work_id not in ENRICHERS:
-    ENRICHERS.append(_enrich_work_id)
 
 
 def _who() -> str:
