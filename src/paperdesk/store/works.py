@@ -35,7 +35,7 @@ from paperdesk.resolve.works import Doc, make_doc
 from paperdesk.store.sqlite import SQLiteStore, decode_record, now
 
 CHECKPOINT = "resolve.works.seq"
-TOP_CANDIDATES = 8
+TOP_CANDIDATES = 20
 """Stored candidates scored per new record: those sharing the most LSH keys with it."""
 PARALLEL_MIN = 50_000
 """Runs with fewer changed records featurise in-process."""
