@@ -153,9 +153,9 @@ def similar_papers(variant: str, n_probe: int, seed: int = 7) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--variants", default="minilm-l6-static-full,minilm-l6-static-full+q-minilm,minilm-l6-256")
+    ap.add_argument("--variants", default="minilm-l6-static-full,minilm-l6-static-full+q-minilm,minilm-l6-256,minilm-l6-64-s2")
     ap.add_argument("--throughput", type=int, default=256, help="feed abstracts per throughput run (0: skip)")
-    ap.add_argument("--speed-only", default="", help="variants timed on feed abstracts but not evaluated")
+    ap.add_argument("--speed-only", default="minilm-l6-256-int8", help="variants timed on feed abstracts but not evaluated")
     ap.add_argument("--similar", type=int, default=500, help="paperscape probes (0: skip)")
     ap.add_argument("--similar-variant", default="minilm-l6-static-full")
     args = ap.parse_args()
