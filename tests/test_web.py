@@ -221,7 +221,9 @@ def test_search_page_twin_facets_and_errors(client: TestClient) -> None:
     assert {f["value"] for f in data["facets"]["subject"]} and data["facets"]["year"]
     assert client.get("/api/search", params={"q": "diffusion", "mode": "keyword"}).json()["hits"] == data["hits"]
     html = client.get("/search", params={"q": "diffusion", "mode": "keyword"}).text
-    assert f'href="/papers/{data["hits"][0]["work_id"]}"' in html
+    assert f'href="/papers/{data["hits"][0]["work_id"]}"' in html and "<mark>" in html
+    marked = [h["snippet"][a:b].lower() for h in data["hits"] for a, b in h["highlights"]]
+    assert marked and all(m.startswith("diffus") for m in marked)  # the query word, stemmed
     hybrid = client.get("/search.json", params={"q": "image generation with diffusion"}).json()
     assert hybrid["hits"] and hybrid["mode_used"] in ("hybrid", "keyword")
     for bad in ('"unclosed phrase', "title:(open", "year:20x..y"):

@@ -185,12 +185,12 @@ class SearchIndex:
     def _hits(
         self,
         ranked: list[tuple[int, float]],
-        kw_query: Any | None,
+        highlight: Any | None,
         ranks: dict[str, dict[int, int]] | None = None,
         snippets: bool = True,
     ) -> list[Hit]:
         stored = self.keyword.by_docno([d for d, _ in ranked])
-        snip = self.keyword.snippets(kw_query) if snippets and kw_query is not None else None
+        snip = self.keyword.snippets(highlight) if snippets and highlight is not None else None
         out = []
         for docno, score in ranked:
             if docno not in stored:
@@ -320,7 +320,8 @@ class SearchIndex:
                 dates = self._dates([d for d, _ in ranked])
                 ranked = sorted(ranked, key=lambda p: -dates.get(p[0], 0))
             ranked = ranked[offset : offset + limit]
-        hits = self._hits(ranked, kwq if mode != "semantic" else None, ranks, snippets)
+        hl = self.keyword.highlight_query(node) if mode != "semantic" else None
+        hits = self._hits(ranked, hl, ranks, snippets)
         fc = self.keyword.facets(kwq) if facets else None
         return SearchResult(q, mode, total, hits, fc, (time.perf_counter() - t0) * 1000)
 

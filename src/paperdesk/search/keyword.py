@@ -247,6 +247,30 @@ class KeywordIndex:
             return Query.boolean_query(clauses)
         raise QueryError(f"unsupported query part {node!r}")  # pragma: no cover
 
+    def highlight_query(self, node: Node) -> Any | None:
+        """The query's positive words and phrases on the stored `abstract` field — what a
+        snippet highlights. (Ranking searches the combined `text` field, which is not
+        stored, so its terms would never match the snippet's text.)"""
+        parts: list[Any] = []
+
+        def walk(n: Node, negated: bool) -> None:
+            if isinstance(n, Term | Phrase):
+                if negated or getattr(n, "prefix", False) or n.field not in (None, "abstract"):
+                    return
+                toks = self._positioned(n.text, "abstract")
+                if toks:
+                    parts.append(self._field_query("abstract", 1.0, toks))
+            elif isinstance(n, Bool):
+                for c in [*n.must, *n.should]:
+                    walk(c, negated)
+                for c in n.must_not:
+                    walk(c, True)
+
+        walk(node, False)
+        if not parts:
+            return None
+        return Query.boolean_query([(Occur.Should, p) for p in parts])
+
     # -- reading ---------------------------------------------------------------------
     def searcher(self) -> Any:
         return self.index.searcher()
