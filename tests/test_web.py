@@ -38,7 +38,7 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> TestClient:
     }) + "\n")
     db = tmp / "p.db"
     with open_store(db) as store:
-        ingest_paths(store, [feed, hostile])
+        ingest_paths(store, [feed, hostile, shared_file("arxiv/abs/hep-th/papers/9709/9709111.abs")])
         # the hostile record appears on a day of its own, the day before the feed starts
         store.conn.execute("UPDATE records SET feed_date = '2025-03-17' WHERE source = 'evil'")
         resolve_works(store)
@@ -86,6 +86,16 @@ def test_paper_page_twin_and_exports(client: TestClient) -> None:
     assert client.get(f"/papers/{wid}/cite.csl.json").json()[0]["title"]
 
 
+def test_record_keys_lead_to_their_work(client: TestClient) -> None:
+    work = client.get("/index.json").json()["works"][0]
+    key = work["sources"][0]["key"]
+    assert client.get(f"/papers/{key}.json").json()["work_id"] == work["work_id"]
+    assert client.get(f"/papers/{key}/cite.bib").status_code == 200
+    old = client.get("/papers/arxiv:hep-th/9709111.json").json()  # a key with a slash
+    assert old["records"][0]["key"] == "arxiv:hep-th/9709111" and old["work_id"].startswith("W")
+    assert client.get("/papers/arxiv:0000.00000.json").json()["error"]["status"] == 404
+
+
 def test_hostile_text_renders_as_text(client: TestClient) -> None:
     day = client.get("/", params={"day": "2025-03-17"}).text
     assert "window.__pwned" in day  # the text is there …
@@ -131,7 +141,7 @@ def test_feeds_are_valid(client: TestClient) -> None:
 
 def test_openapi_and_body_limit(client: TestClient) -> None:
     spec = client.get("/openapi.json").json()
-    assert "/api/daily" in spec["paths"] and "/api/papers/{work_id}" in spec["paths"]
+    assert "/api/daily" in spec["paths"] and "/api/papers/{ref}" in spec["paths"]
     big = client.post("/api/daily", content=b"x" * (2 << 20))
     assert big.status_code == 413 and big.json()["error"]["status"] == 413
 

@@ -202,8 +202,12 @@ def paper(store: SQLiteStore, work_id: str) -> dict[str, Any]:
     """A work with all its source records side by side."""
     conn = store.conn
     asked = work_id.strip()
-    if not re.match(r"^[WR]\d{1,12}$", asked):
+    if not re.match(r"^(W\d{1,12}|[a-z0-9][\w.-]{0,40}:\S{1,300})$", asked):
         raise NotFoundError(f"no paper {asked[:40]!r} (ids look like W123)")
+    if ":" in asked:  # a record key: its work once resolved, else the record alone
+        from paperdesk.store.works import work_id_for
+
+        asked = work_id_for(conn, asked) or asked
     wid = q.follow_work(conn, asked)
     records = q.work_records(conn, [wid])[wid]
     if not records:

@@ -2,7 +2,8 @@
 the CLI's views need, kept in the store package like all SQL.
 
 Works come from `work_records` once `resolve` has run; a record not yet resolved is shown
-on its own under the pseudo work id `R<rowid>` so a fresh ingest is browsable at once.
+on its own under its record key (`arxiv:2501.00001`) as a pseudo work id — the same id
+search uses — so a fresh ingest is browsable at once.
 """
 
 from __future__ import annotations
@@ -40,12 +41,12 @@ def day_records(conn: sqlite3.Connection, day: str) -> list[tuple[str, SourceRec
     """(work id, record) for every record that appeared on `day`."""
     if _has(conn, "work_records"):
         sql = (
-            "SELECT COALESCE('W' || wr.work_id, 'R' || r.rowid), r.data FROM records r"
+            "SELECT COALESCE('W' || wr.work_id, r.key), r.data FROM records r"
             " LEFT JOIN work_records wr ON wr.record_key = r.key"
             " WHERE r.feed_date = ? ORDER BY r.rowid"
         )
     else:
-        sql = "SELECT 'R' || r.rowid, r.data FROM records r WHERE r.feed_date = ? ORDER BY r.rowid"
+        sql = "SELECT r.key, r.data FROM records r WHERE r.feed_date = ? ORDER BY r.rowid"
     return [(wid, decode_record(data)) for wid, data in conn.execute(sql, (day,))]
 
 
@@ -53,20 +54,21 @@ def day_index(conn: sqlite3.Connection, day: str) -> list[tuple[str, int, str | 
     """(work id, record rowid, category code or None) for every record of `day`, in record
     order — enough to count and filter a day without decoding any record."""
     if _has(conn, "work_records"):
-        wid = "COALESCE('W' || wr.work_id, 'R' || r.rowid)"
+        wid = "COALESCE('W' || wr.work_id, r.key)"
         join = " LEFT JOIN work_records wr ON wr.record_key = r.key"
     else:
-        wid, join = "'R' || r.rowid", ""
+        wid, join = "r.key", ""
     # Only fixed SQL fragments are interpolated.
     sql = f"SELECT {wid}, r.rowid, rc.code FROM records r{join} LEFT JOIN record_categories rc ON rc.record_rowid = r.rowid WHERE r.feed_date = ? ORDER BY r.rowid, rc.position"  # noqa: S608
     return [(w, int(rowid), code) for w, rowid, code in conn.execute(sql, (day,))]
 
 
 def work_records(conn: sqlite3.Connection, work_ids: Sequence[str]) -> dict[str, list[SourceRecord]]:
-    """Every record of each work (`W…` ids via work_records, `R…` pseudo ids by rowid)."""
+    """Every record of each work (`W…` ids via work_records; a record key stands for the
+    one-record work of a record not resolved yet)."""
     out: dict[str, list[SourceRecord]] = {w: [] for w in work_ids}
     real = [int(w[1:]) for w in work_ids if w.startswith("W") and w[1:].isdigit()]
-    pseudo = [int(w[1:]) for w in work_ids if w.startswith("R") and w[1:].isdigit()]
+    pseudo = [w for w in work_ids if ":" in w]
     if real and _has(conn, "work_records"):
         for i in range(0, len(real), 500):
             chunk = real[i : i + 500]
@@ -76,9 +78,9 @@ def work_records(conn: sqlite3.Connection, work_ids: Sequence[str]) -> dict[str,
                 out[f"W{wid}"].append(decode_record(data))
     for i in range(0, len(pseudo), 500):
         chunk = pseudo[i : i + 500]
-        sql = f"SELECT rowid, data FROM records WHERE rowid IN ({_marks(len(chunk))})"  # noqa: S608
-        for rowid, data in conn.execute(sql, chunk):
-            out[f"R{rowid}"].append(decode_record(data))
+        sql = f"SELECT key, data FROM records WHERE key IN ({_marks(len(chunk))})"  # noqa: S608
+        for key, data in conn.execute(sql, chunk):
+            out[key].append(decode_record(data))
     return out
 
 
@@ -134,7 +136,7 @@ def recent_in(
         " LEFT JOIN work_records wr ON wr.record_key = r.key"
         if _has(conn, "work_records") else ""
     )
-    wid = "COALESCE('W' || wr.work_id, 'R' || r.rowid)" if join else "'R' || r.rowid"
+    wid = "COALESCE('W' || wr.work_id, r.key)" if join else "r.key"
     # Only fixed SQL fragments and placeholders are interpolated below.
     sql = f"SELECT DISTINCT {wid}, r.data, rc.feed_date FROM record_categories rc JOIN records r ON r.rowid = rc.record_rowid{join} WHERE {where} ORDER BY rc.feed_date DESC, rc.record_rowid DESC LIMIT ?"  # noqa: S608
     return [(w, decode_record(d)) for w, d, _ in conn.execute(sql, [*args, limit])]

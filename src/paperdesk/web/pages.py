@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 from fastapi import FastAPI, Query, Request
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.responses import HTMLResponse, Response
 
 from paperdesk import catalog, export
 from paperdesk.store.sqlite import SQLiteStore
@@ -80,36 +80,34 @@ def register(app: FastAPI) -> None:
         data["similar"] = similar_works(request, data["work_id"])
         return data
 
-    @app.get("/papers/{work_id}", include_in_schema=False)
+    def cite(request: Request, ref: str, fmt: str) -> Response:
+        data = catalog.paper(store_of(request), ref)
+        if fmt == "bib":
+            return Response(export.to_bibtex(data), media_type="application/x-bibtex; charset=utf-8")
+        if fmt == "ris":
+            return Response(export.to_ris(data), media_type="application/x-research-info-systems")
+        return json_response([export.to_csl(data)])
+
+    # `:path` because a record key may hold a slash (arxiv:hep-th/9709111).
+    @app.get("/papers/{ref:path}", include_in_schema=False)
     @cached
-    def paper_page(request: Request, work_id: str) -> Response:
-        wid, as_json = _strip_json(work_id)
+    def paper_page(request: Request, ref: str) -> Response:
+        for suffix, fmt in (("/cite.bib", "bib"), ("/cite.ris", "ris"), ("/cite.csl.json", "csl")):
+            if ref.endswith(suffix):
+                return cite(request, ref[: -len(suffix)], fmt)
+        wid, as_json = _strip_json(ref)
         data = paper_data(request, wid)
         if as_json:
             return json_response(data)
         data["exports"] = {"bibtex": export.to_bibtex(data), "ris": export.to_ris(data)}
         return render(request, "paper.html", data)
 
-    @app.get("/api/papers/{work_id}", summary="A work with all its source records")
+    @app.get("/api/papers/{ref:path}", summary="A work with all its source records")
     @cached
-    def paper_api(request: Request, work_id: str) -> Response:
-        return json_response(paper_data(request, work_id))
-
-    @app.get("/papers/{work_id}/cite.{fmt}", summary="Citation export: bib, ris or csl.json")
-    @cached
-    def paper_cite(request: Request, work_id: str, fmt: str) -> Response:
-        data = catalog.paper(store_of(request), work_id)
-        if fmt == "bib":
-            return Response(export.to_bibtex(data), media_type="application/x-bibtex; charset=utf-8")
-        if fmt == "ris":
-            return Response(export.to_ris(data), media_type="application/x-research-info-systems")
-        if fmt == "csl.json":
-            return json_response([export.to_csl(data)])
-        return JSONResponse(
-            {"error": {"status": 404, "title": "Not Found",
-                       "detail": f"no export format {fmt[:20]!r} (bib, ris, csl.json)"}},
-            status_code=404,
-        )
+    def paper_api(request: Request, ref: str) -> Response:
+        """`W123`, or a record key (its work; the record alone before resolve). Citation
+        exports: `/papers/W123/cite.bib`, `cite.ris`, `cite.csl.json`."""
+        return json_response(paper_data(request, ref))
 
     # -- feeds -------------------------------------------------------------------------
     @app.get("/feed.atom", include_in_schema=False)
