@@ -39,15 +39,11 @@ def original_link(rec: SourceRecord) -> str | None:
 
 
 def _work_ids(store: SQLiteStore, keys: list[str]) -> dict[str, str]:
-    """Work ids from the works stage when it has run (it is optional for profiles)."""
-    try:
-        from paperdesk.store.works import work_ids_for
-    except ImportError:  # pragma: no cover — works stage absent
-        return {}
-    try:
-        return work_ids_for(store.conn, keys)
-    except Exception:  # noqa: BLE001 — works tables not migrated yet
-        return {}
+    """Work ids of the records (those resolved so far; the tables always exist, since
+    every store is migrated when opened)."""
+    from paperdesk.store.works import work_ids_for
+
+    return work_ids_for(store.conn, keys)
 
 
 def profile(store: SQLiteStore, author_id: str, *, max_works: int | None = None) -> dict[str, Any]:
