@@ -21,13 +21,8 @@ else
     $PD harvest arxiv --set cs --from "$since"
 fi
 
-# Later stages, each incremental: only new records are processed on a re-run.
-for stage in resolve classify reindex; do
-    if $PD "$stage" --help >/dev/null 2>&1; then
-        $PD "$stage"
-    fi
-done
+# Later stages, each incremental: a re-run only processes what is new or changed.
+$PD resolve             # works, author profiles, and the search index (keyword + vectors)
+$PD classify            # subjects: the source's, else predicted by the shipped model
 $PD stats
-if $PD serve --help >/dev/null 2>&1; then
-    exec $PD serve --host 127.0.0.1 --port "${PAPERDESK_PORT:-8000}"
-fi
+exec $PD serve --host 127.0.0.1 --port "${PAPERDESK_PORT:-8000}"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import getpass
-import importlib
 from typing import Any
 
 import click
@@ -29,27 +28,21 @@ def _who() -> str:
 @main.command()
 @click.option("--full", is_flag=True, help="Re-cluster every record (keeps work ids).")
 @click.option("--works-only", is_flag=True, help="Skip the author stage.")
+@click.option("--no-index", is_flag=True, help="Do not bring the search index up to date.")
 @click.option("--json", "as_json", is_flag=True)
 @pass_ctx
 @handle_errors
-def resolve(ctx: Ctx, full: bool, works_only: bool, as_json: bool) -> None:
-    """Group new records into works (and authors into profiles), incrementally."""
+def resolve(ctx: Ctx, full: bool, works_only: bool, no_index: bool, as_json: bool) -> None:
+    """Group new records into works (and authors into profiles), incrementally; then
+    bring the search index up to date with the new and changed works."""
+    from paperdesk.resolve.authors import resolve_authors
+    from paperdesk.search.indexer import update_index
+
     report: dict[str, Any] = {"works": resolve_works(ctx.store, full=full).to_dict()}
     if not works_only:
-        try:
-            authors = importlib.import_module("paperdesk.resolve.authors")
-        except ModuleNotFoundError as exc:
-            if exc.name != "paperdesk.resolve.authors":
-                raise
-            authors = None
-        fn = getattr(authors, "resolve_authors", None)
-        if fn is not None:
-            out = fn(ctx.store, full=full)
-            if hasattr(out, "to_dict"):
-                out = out.to_dict()
-            elif dataclasses.is_dataclass(out) and not isinstance(out, type):
-                out = dataclasses.asdict(out)
-            report["authors"] = out
+        report["authors"] = resolve_authors(ctx.store, full=full).to_dict()
+    if not no_index:
+        report["index"] = dataclasses.asdict(update_index(ctx.store))
     if as_json:
         emit_json(report)
         return
@@ -60,7 +53,18 @@ def resolve(ctx: Ctx, full: bool, works_only: bool, as_json: bool) -> None:
         f"{w['by_content']:,} by content, {w['works_merged']:,} work(s) merged"
     )
     if "authors" in report:
-        click.echo(f"authors: {report['authors']}")
+        a = report["authors"]
+        click.echo(
+            f"authors: {a['signatures']:,} signature(s) of {a['records']:,} record(s) in "
+            f"{a['blocks']:,} name block(s): {a['profiles_created']:,} profile(s) created, "
+            f"{a['profiles_removed']:,} removed, {a['profiles_total']:,} in all"
+        )
+    if "index" in report:
+        i = report["index"]
+        click.echo(
+            f"search index: {i['works_indexed']:,} work(s) indexed, "
+            f"{i['vectors_computed']:,} vector(s) computed in {i['seconds']:.1f}s"
+        )
 
 
 class _WorkGroup(click.Group):

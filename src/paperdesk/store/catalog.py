@@ -77,9 +77,9 @@ def work_records(conn: sqlite3.Connection, work_ids: Sequence[str]) -> dict[str,
             for wid, data in conn.execute(sql, chunk):
                 out[f"W{wid}"].append(decode_record(data))
     for i in range(0, len(pseudo), 500):
-        chunk = pseudo[i : i + 500]
-        sql = f"SELECT key, data FROM records WHERE key IN ({_marks(len(chunk))})"  # noqa: S608
-        for key, data in conn.execute(sql, chunk):
+        keys = pseudo[i : i + 500]
+        sql = f"SELECT key, data FROM records WHERE key IN ({_marks(len(keys))})"  # noqa: S608
+        for key, data in conn.execute(sql, keys):
             out[key].append(decode_record(data))
     return out
 
