@@ -29,6 +29,7 @@ from paperdesk.store import open_store
 from paperdesk.store.sqlite import SQLiteStore
 from paperdesk.web import security
 from paperdesk.web.cache import PageCache
+from paperdesk.web.pages import SharedSearch as pages_search
 
 
 @dataclass
@@ -114,6 +115,7 @@ def create_app(db: str | Path, settings: WebSettings | None = None) -> FastAPI:
     )
     app.state.stores = Stores(db)
     app.state.page_cache = PageCache(db, size=settings.page_cache_entries)
+    app.state.search = pages_search(db)
     app.state.settings = settings
     app.state.limiter = security.RateLimiter(settings.expensive_per_minute, 60.0)
     env = Environment(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -183,17 +184,45 @@ def register_authors(app: FastAPI) -> None:
         return json_response(catalog.author_page(store_of(request), author_id))
 
 
-def search_index(request: Request) -> Any:
-    """This thread's SearchIndex over its own store connection (models load once)."""
-    from paperdesk.search.engine import SearchIndex
+class SharedSearch:
+    """One SearchIndex per process (its indexes and model load once, not once per server
+    thread), used under a lock: queries take milliseconds and the machine has few cores,
+    so serialising them costs little and keeps its SQLite connection single-user."""
 
-    store = store_of(request)
-    cache = request.app.state.stores.local
-    index = getattr(cache, "search", None)
-    if index is None or index.store is not store:
-        index = SearchIndex(store)
-        cache.search = index
-    return index
+    def __init__(self, db: Any):
+        from paperdesk.web.cache import PageCache
+
+        self.db = db
+        self.lock = threading.Lock()
+        self._index: Any = None
+        self._changes = PageCache(db, size=0)  # only for its view of database writes
+        self._seen: tuple[int, ...] = ()
+
+    def __enter__(self) -> Any:
+        self.lock.acquire()
+        try:
+            gen = self._changes.generation()
+            if self._index is None:
+                from paperdesk.search.engine import SearchIndex
+                from paperdesk.store import open_store
+
+                self._index = SearchIndex(open_store(self.db))
+            elif gen != self._seen:  # resolve/reindex ran since: reload the indexes
+                self._index.refresh()
+            self._seen = gen
+        except BaseException:
+            self.lock.release()
+            raise
+        return self._index
+
+    def __exit__(self, *exc: object) -> None:
+        self.lock.release()
+
+
+def search_index(request: Request) -> SharedSearch:
+    """`with search_index(request) as ix: ix.search(…)`."""
+    shared: SharedSearch = request.app.state.search
+    return shared
 
 
 def similar_works(request: Request, work_id: str, limit: int = 8) -> list[dict[str, Any]]:
@@ -201,7 +230,8 @@ def similar_works(request: Request, work_id: str, limit: int = 8) -> list[dict[s
     from paperdesk.errors import NotFoundError, QueryError
 
     try:
-        res = search_index(request).similar(work_id, limit=limit)
+        with search_index(request) as ix:
+            res = ix.similar(work_id, limit=limit)
     except (NotFoundError, QueryError):
         return []
     return [{"work_id": h.work_id, "title": h.title, "year": h.year} for h in res.hits]
@@ -232,10 +262,11 @@ def register_search(app: FastAPI) -> None:
         if not q:
             return base
         _limit(request, "search")
-        res = search_index(request).search(
-            q, mode=mode, limit=PER_SEARCH_PAGE, offset=(page - 1) * PER_SEARCH_PAGE,
-            sort=sort, facets=True,
-        ).to_dict()
+        with search_index(request) as ix:
+            res = ix.search(
+                q, mode=mode, limit=PER_SEARCH_PAGE, offset=(page - 1) * PER_SEARCH_PAGE,
+                sort=sort, facets=True,
+            ).to_dict()
         res["mode_used"] = res.pop("mode")
         return {**base, **res, "query": q,
                 "pages": max(1, -(-res["total"] // PER_SEARCH_PAGE))}
@@ -269,7 +300,8 @@ def register_search(app: FastAPI) -> None:
         data: dict[str, Any] = {"text": text, "hits": []}
         if text.strip():
             _limit(request, "search")
-            data.update(search_index(request).related(text, limit=20).to_dict())
+            with search_index(request) as ix:
+                data.update(ix.related(text, limit=20).to_dict())
             data["text"] = text
         if request.url.path == "/related":
             return render(request, "related.html", data)
