@@ -91,20 +91,23 @@ def prepare_batch(
     *,
     origin: str,
     first_record_no: int = 1,
-) -> list[Row | Reject]:
+) -> list[Row | Reject | str]:
     """Normalise and encode parser output, in order: each item becomes a store row or a
-    Reject naming its record. Payloads in `known` (already stored) skip normalisation —
-    that is what makes re-ingesting fast. Pure: safe to run in a worker process."""
-    out: list[Row | Reject] = []
+    Reject naming its record. A payload in `known` (already stored) becomes just its
+    digest: no normalising, encoding or shipping between processes — that is what makes
+    re-ingesting fast. Pure: safe to run in a worker process."""
+    out: list[Row | Reject | str] = []
     for i, item in enumerate(items):
         err: ParseError
         if isinstance(item, ParseError):
             err = item
         else:
             digest = payload_hash(item.raw)
+            if digest in known:
+                out.append(digest)
+                continue
             try:
-                rec = item if digest in known else normalize.finish(item)
-                out.append(prepare_row(rec, digest))
+                out.append(prepare_row(normalize.finish(item), digest))
                 continue
             except ParseError as exc:
                 err = exc
@@ -121,7 +124,7 @@ def prepare_batch(
 
 def commit_batch(
     store: SQLiteStore,
-    prepared: Sequence[Row | Reject],
+    prepared: Sequence[Row | Reject | str],
     *,
     origin: str,
     on_error: OnError = "stop",
@@ -132,8 +135,11 @@ def commit_batch(
     a ParseError naming that record is raised; with "skip" the Rejects are stored too."""
     rows: list[Row] = []
     rejects: list[Reject] = []
+    unchanged = 0
     for item in prepared:
-        if isinstance(item, Reject):
+        if isinstance(item, str):  # a payload already stored
+            unchanged += 1
+        elif isinstance(item, Reject):
             if on_error == "stop":
                 store.put_rows(rows, origin=origin)
                 raise ParseError(item.error, origin=item.origin, record_no=item.record_no)
@@ -141,6 +147,7 @@ def commit_batch(
         else:
             rows.append(item)
     put = store.put_rows(rows, origin=origin, checkpoint=checkpoint, rejects=rejects)
+    put.unchanged += unchanged
     return put, rejects
 
 
@@ -242,13 +249,13 @@ def _serial_batches(
     items: Iterator[SourceRecord | ParseError],
     origin: str,
     batch_size: int,
-) -> Iterator[tuple[int, list[Row | Reject]]]:
+) -> Iterator[tuple[int, list[Row | Reject | str]]]:
     """(records in batch, prepared batch) from a parser, in this process. When the input
     breaks (truncated gzip …) the records read before are still yielded, then it raises."""
     batch: list[SourceRecord | ParseError] = []
     seen = 0
 
-    def prep() -> list[Row | Reject]:
+    def prep() -> list[Row | Reject | str]:
         known = store.known_payloads(
             [payload_hash(x.raw) for x in batch if isinstance(x, SourceRecord)]
         )

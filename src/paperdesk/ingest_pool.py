@@ -61,7 +61,7 @@ def _known(hashes: list[str]) -> set[str]:
     return found
 
 
-def _work(parser_name: str, origin: str, first_no: int, data: bytes) -> list[Row | Reject]:
+def _work(parser_name: str, origin: str, first_no: int, data: bytes) -> list[Row | Reject | str]:
     from paperdesk.ingest import prepare_batch
 
     items = []
@@ -108,7 +108,7 @@ def parallel_batches(
     batch_size: int,
     workers: int,
     errors: tuple[type[BaseException], ...],
-) -> Iterator[tuple[int, list[Row | Reject]]]:
+) -> Iterator[tuple[int, list[Row | Reject | str]]]:
     """(records in batch, prepared batch) in input order, prepared by `workers` processes."""
     ctx = mp.get_context("spawn")  # no fork: the parent holds SQLite handles and threads
     with ctx.Pool(workers, initializer=_init, initargs=(db_path,)) as pool:
@@ -119,7 +119,7 @@ def parallel_batches(
                 f"ingest worker processes did not start ({exc!r}); "
                 "set PAPERDESK_INGEST_WORKERS=0 to ingest in one process"
             ) from exc
-        pending: deque[tuple[int, AsyncResult[list[Row | Reject]]]] = deque()
+        pending: deque[tuple[int, AsyncResult[list[Row | Reject | str]]]] = deque()
         chunks = line_chunks(stream, batch_size, origin, errors)
         broken: ParseError | None = None
         exhausted = False
