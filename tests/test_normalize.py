@@ -25,7 +25,12 @@ from paperdesk.errors import ParseError
 from paperdesk.model import Author, SourceRecord, Version
 from paperdesk.normalize import LIMITS, finish
 from paperdesk.normalize.ids import arxiv_id, normalize_doi, openreview_id, split_arxiv_id
-from paperdesk.normalize.names import normalize_author, parse_name, parse_name_fully
+from paperdesk.normalize.names import (
+    _apply_split,
+    normalize_author,
+    parse_name,
+    parse_name_fully,
+)
 from paperdesk.normalize.text import plain_text
 
 FEED = "arxiv/daily-feed-2025-03-to-2026-04.jsonl.gz"
@@ -503,6 +508,10 @@ def test_finish_keeps_unparseable_ids_as_written() -> None:
         (lambda r: setattr(r, "authors", [Author("a")] * (LIMITS["authors"] + 1)), "authors"),
         (lambda r: r.authors.append(Author("x" * (LIMITS["author_name"] + 1))), "authors[1].name"),
         (lambda r: r.authors[0].affiliations.append("x" * 5000), "authors[0].affiliations"),
+        (
+            lambda r: r.authors.append(Author("A B", "A", "B" * (LIMITS["author_name"] + 1))),
+            "authors[1].family",
+        ),
         (lambda r: setattr(r, "journal_ref", "x" * 5000), "journal_ref"),
         (lambda r: setattr(r, "categories", ["cs.LG"] * 5000), "categories"),
         (lambda r: setattr(r, "raw", b"x" * (LIMITS["raw"] + 1)), "raw"),
@@ -650,6 +659,33 @@ def test_normalize_author_is_idempotent(name: str, given: str | None, family: st
     first = (a.given, a.family, a.display, a.key)
     normalize_author(a)
     assert (a.given, a.family, a.display, a.key) == first
+
+
+def _split_as_parsed(name: str) -> tuple[Author, Author]:
+    """The same name twice, split by the source exactly as the rules split it."""
+    p = parse_name(name)
+    return Author(name, p.given, p.family), Author(name, p.given, p.family)
+
+
+def test_split_as_parsed_short_cut_on_real_names() -> None:
+    """A source split equal to the parsed one skips cleaning; the answer must not change."""
+    path = shared_file(FEED)
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        names = [n for line in islice(f, 3000) for n in json.loads(line).get("authors") or []]
+    for name in names:
+        fast, full = _split_as_parsed(name)
+        normalize_author(fast)
+        _apply_split(full, parse_name(name))
+        assert fast == full, name
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(_NAMEISH, _WORDISH))
+def test_split_as_parsed_short_cut_on_arbitrary_names(name: str) -> None:
+    fast, full = _split_as_parsed(name)
+    normalize_author(fast)
+    _apply_split(full, parse_name(name))
+    assert fast == full
 
 
 @settings(max_examples=150, deadline=None)

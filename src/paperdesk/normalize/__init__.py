@@ -111,7 +111,15 @@ def check_limits(record: SourceRecord) -> None:
         raise _too_long("authors", len(authors), lim["authors"], "authors")
     name_limit = lim["author_name"]
     for a in authors:
-        if len(a.name) > name_limit or a.given or a.family or a.orcid or a.email or a.affiliations:
+        g, f = a.given, a.family  # split by the source (the bulk snapshot): sizes only
+        if (
+            len(a.name) > name_limit
+            or (g is not None and len(g) > name_limit)
+            or (f is not None and len(f) > name_limit)
+            or a.orcid
+            or a.email
+            or a.affiliations
+        ):
             for i, author in enumerate(authors):
                 _check_author(i, author, name_limit)
             break
