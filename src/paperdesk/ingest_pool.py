@@ -62,15 +62,16 @@ def _known(hashes: list[str]) -> set[str]:
 
 
 def _work(parser_name: str, origin: str, first_no: int, data: bytes) -> list[Row | Reject | str]:
-    from paperdesk.ingest import prepare_batch
+    from paperdesk.ingest import gc_paused, prepare_batch
 
-    items = []
-    for item in sources.get(parser_name).parse(io.BytesIO(data), origin):
-        if isinstance(item, ParseError) and item.record_no is not None:
-            item.record_no += first_no - 1
-        items.append(item)
-    known = _known([payload_hash(x.raw) for x in items if not isinstance(x, ParseError)])
-    return prepare_batch(items, known, origin=origin, first_record_no=first_no)
+    with gc_paused():
+        items = []
+        for item in sources.get(parser_name).parse(io.BytesIO(data), origin):
+            if isinstance(item, ParseError) and item.record_no is not None:
+                item.record_no += first_no - 1
+            items.append(item)
+        known = _known([payload_hash(x.raw) for x in items if not isinstance(x, ParseError)])
+        return prepare_batch(items, known, origin=origin, first_record_no=first_no)
 
 
 def line_chunks(
@@ -110,6 +111,8 @@ def parallel_batches(
     errors: tuple[type[BaseException], ...],
 ) -> Iterator[tuple[int, list[Row | Reject | str]]]:
     """(records in batch, prepared batch) in input order, prepared by `workers` processes."""
+    from paperdesk.ingest import gc_paused
+
     ctx = mp.get_context("spawn")  # no fork: the parent holds SQLite handles and threads
     with ctx.Pool(workers, initializer=_init, initargs=(db_path,)) as pool:
         try:  # a pool whose workers die at start-up would respawn them forever
@@ -137,6 +140,8 @@ def parallel_batches(
             if not pending:
                 break
             n, result = pending.popleft()
-            yield n, result.get()
+            with gc_paused():  # unpickling a batch allocates ~10 objects a record
+                prepared = result.get()
+            yield n, prepared
         if broken is not None:
             raise broken
