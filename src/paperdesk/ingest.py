@@ -37,6 +37,11 @@ OnError = Literal["stop", "skip"]
 # Records per transaction: big enough to amortise commits, small enough to bound memory
 # and the work a crash can lose. PAPERDESK_INGEST_BATCH overrides (tests use it).
 BATCH = int(os.environ.get("PAPERDESK_INGEST_BATCH", "2000"))
+# Batches per write transaction. A commit writes every page its transaction touched, and the
+# payload-digest index is written at random places (at a million records, about one page
+# per record of a 2,000-record transaction); five batches a transaction share those pages.
+# A crash still loses only whole transactions, and the next run redoes them.
+TX_BATCHES = int(os.environ.get("PAPERDESK_INGEST_TX_BATCHES", "5"))
 # Worker processes for big JSON-lines inputs (0 = all in this process). Two cores: two
 # workers parse and normalise while this process writes.
 WORKERS = int(os.environ.get("PAPERDESK_INGEST_WORKERS", str(min(2, os.cpu_count() or 1))))
@@ -299,6 +304,32 @@ def _serial_batches(
         yield len(batch), prep()
 
 
+class _WriteGroup:
+    """Consecutive batches written in one transaction (`TX_BATCHES` of them)."""
+
+    def __init__(self, store: SQLiteStore, batches: int):
+        self.store = store
+        self.batches = max(1, batches)
+        self.count = 0
+        self.tx: Any = None
+
+    def begin(self) -> None:
+        if self.tx is None:
+            self.tx = self.store.transaction()
+            self.tx.__enter__()
+
+    def batch_done(self) -> None:
+        self.count += 1
+        if self.count >= self.batches:
+            self.end()
+
+    def end(self, exc: BaseException | None = None) -> None:
+        """Commit, or roll back when `exc` is given."""
+        tx, self.tx, self.count = self.tx, None, 0
+        if tx is not None:
+            tx.__exit__(type(exc) if exc is not None else None, exc, None)
+
+
 def ingest_file(
     store: SQLiteStore,
     path: Path,
@@ -340,16 +371,27 @@ def ingest_file(
             )
         else:
             batches = _serial_batches(store, parser.parse(stream, origin), origin, batch_size)
+        group = _WriteGroup(store, TX_BATCHES)
         with progress(total=size, desc=path.name[:30], unit="B", unit_scale=True) as bar:
-            for n, prepared in batches:
-                with gc_paused():
-                    put, rej = commit_batch(store, prepared, origin=origin, on_error=on_error)
-                seen += n
-                report.add(put)
-                report.rejects.extend(rej)
-                report.rejected += len(rej)
-                rejected += len(rej)
-                bar.update(raw.tell() - bar.n)
+            try:
+                for n, prepared in batches:
+                    group.begin()
+                    with gc_paused():
+                        put, rej = commit_batch(store, prepared, origin=origin, on_error=on_error)
+                    group.batch_done()
+                    seen += n
+                    report.add(put)
+                    report.rejects.extend(rej)
+                    report.rejected += len(rej)
+                    rejected += len(rej)
+                    bar.update(raw.tell() - bar.n)
+            except ParseError:
+                group.end()  # bad input: what came before it is kept (see on_error)
+                raise
+            except BaseException as exc:
+                group.end(exc)
+                raise
+            group.end()
         report.records += seen
         store.mark_file_done(digest, origin, size, seen, rejected)
     finally:
