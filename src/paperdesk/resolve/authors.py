@@ -19,23 +19,27 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from paperdesk.errors import NotFoundError, PaperdeskError
-from paperdesk.model import Author
-from paperdesk.normalize.names import normalize_author
+from paperdesk.model import SourceRecord
 from paperdesk.resolve.authors_disambiguate import Constraints, disambiguate
-from paperdesk.resolve.authors_features import (
-    Signature,
-    name_form,
-    signatures_from_record,
-)
+from paperdesk.resolve.authors_features import Signature, name_form, signatures_from_record
 from paperdesk.resolve.authors_model import PairModel, default_model
 from paperdesk.resolve.authors_names import GivenName, first_names_relation, parse_given
+from paperdesk.resolve.authors_units import (
+    StageRow,
+    Unit,
+    UnitBuilder,
+    compatible,
+    rank_of,
+    stored_units,
+)
 from paperdesk.store import authors as db
 from paperdesk.store.sqlite import SQLiteStore
+from paperdesk.store.works import work_ids_for
 
 CHECKPOINT = "authors"
 
@@ -57,6 +61,12 @@ class AuthorStats:
     profiles_removed: int = 0
     profiles_total: int = 0
     curations_applied: int = 0
+    units: int = 0
+    """Author positions of works (see `authors_units`) the new signatures formed."""
+    attached: int = 0
+    """Units that joined their work's stored profile without scoring."""
+    compared: int = 0
+    """Signatures clustered: new unit representatives plus the stored ones they met."""
     full: bool = False
 
     def to_dict(self) -> dict[str, Any]:
@@ -93,16 +103,166 @@ def curation_constraints(curations: Sequence[db.Curation]) -> Constraints:
     return cons
 
 
-def _load_signatures(store: SQLiteStore, rows: Sequence[db.SignatureRow]) -> list[Signature]:
-    """Rebuild `Signature`s for stored rows from their records (the records hold the
-    text, venue and co-authors the features need)."""
-    want = {r.sig_id for r in rows}
+K_REPS = 5
+"""Members of a stored profile an incremental run compares a new signature with: a
+bounded sample (the K signatures with the smallest hash, so the same whichever order they
+arrived in) instead of every record of the block."""
+
+FORMAT = 2
+"""Bumped when what the stage stores changes meaning (2: profile summaries): a store
+resolved by an older format is re-resolved in full once."""
+
+_CHUNK = 5000
+
+
+def _hash(sig_id: str) -> bytes:
+    return hashlib.blake2b(sig_id.encode("utf-8"), digest_size=8).digest()
+
+
+def pick_reps(candidates: Iterable[str], k: int = K_REPS) -> list[str]:
+    """The `k` signature ids with the smallest hash: a sample that does not depend on the
+    order signatures arrived in, and that merges (the sample of a union is the sample of
+    the samples)."""
+    return sorted(set(candidates), key=_hash)[:k]
+
+
+def _load_signatures(store: SQLiteStore, sig_ids: Iterable[str]) -> list[Signature]:
+    """Rebuild `Signature`s for stored signature ids from their records (the records hold
+    the text, venue and co-authors the features need)."""
+    want = set(sig_ids)
+    keys = sorted({s.rsplit("#", 1)[0] for s in want})
     out: list[Signature] = []
-    keys = sorted({r.record_key for r in rows})
     for i in range(0, len(keys), 500):
         for rec in store.get_records(keys[i : i + 500]).values():
             out.extend(s for s in signatures_from_record(rec) if s.sig_id in want)
     return out
+
+
+def _stage_new(store: SQLiteStore, since: int, solo: set[str]) -> tuple[UnitBuilder, set[str], int]:
+    """Read the records changed since `since` into units; their rows go to the stage."""
+    conn = store.conn
+    builder = UnitBuilder(solo)
+    changed: set[str] = set()
+    last_seq = since
+    db.stage_reset(conn)
+    full = since == 0
+    work_of = db.all_works(conn) if full else {}
+    batch: list[tuple[int, SourceRecord]] = []
+
+    def flush() -> None:
+        works = work_of if full else work_ids_for(conn, [r.key for _, r in batch])
+        rows: list[StageRow] = []
+        for _, rec in batch:
+            rows.extend(builder.add(rec, works.get(rec.key)))
+        db.stage_put(conn, rows)
+        batch.clear()
+
+    for seq, rec in store.iter_changed(since):
+        changed.add(rec.key)
+        last_seq = max(last_seq, seq)
+        batch.append((seq, rec))
+        if len(batch) >= _CHUNK:
+            flush()
+    flush()
+    return builder, changed, last_seq
+
+
+def _attach(
+    conn: Any, builder: UnitBuilder, changed: set[str], recluster: set[str]
+) -> dict[int, str]:
+    """Units of a work some stored record of which already has this author position: the
+    new signatures join that signature's profile, no scoring needed."""
+    works = {u.work for u in builder.units.values() if u.work is not None}
+    if not works:
+        return {}
+    work_of = {k: w for k, w in db.records_of_works(conn, works).items() if k not in changed}
+    rows = db.signatures_of_records(conn, work_of)
+    stored = stored_units(
+        ((r.record_key, r.sig_id, r.position, r.block, r.given, r.author_id) for r in rows),
+        work_of,
+        builder.solo,
+    )
+    out: dict[int, str] = {}
+    for key, unit in builder.units.items():
+        members = stored.get(key)
+        if not members or unit.rep.block in recluster:
+            continue
+        votes = Counter(aid for _, aid, _ in members)
+        aid = min(votes, key=lambda a: (-votes[a], a))
+        given = next(g for _, a, g in members if a == aid)
+        if compatible(parse_given(given), unit.rep.given):
+            out[unit.index] = aid
+    return out
+
+
+def _recluster_blocks(
+    conn: Any, builder: UnitBuilder, fresh: Sequence[db.Curation], cons: Constraints, full: bool
+) -> set[str]:
+    """Blocks to cluster from scratch: those a new curation touches (all, in a full run),
+    and the blocks curated groups reach from there."""
+    by_id = {u.rep.sig_id: u.rep.block for u in builder.units.values()}
+    if full:
+        return {u.rep.block for u in builder.units.values()}
+    cur_sigs = {s for c in fresh for g in c.groups for s in g}
+    recluster = {r.block for r in db.signatures_by_id(conn, cur_sigs - set(by_id))}
+    recluster |= {by_id[s] for s in cur_sigs if s in by_id}
+    groups = [*cons.must, *(x for a in cons.apart for x in a)]
+    while recluster:
+        present = {r.sig_id for r in db.signatures_in_blocks(conn, recluster)} | set(by_id)
+        extra = {s for g in groups if any(x in present for x in g) for s in g} - present
+        more = {r.block for r in db.signatures_by_id(conn, extra)} - recluster
+        if not more:
+            break
+        recluster |= more
+    return recluster
+
+
+def _context(
+    store: SQLiteStore,
+    builder: UnitBuilder,
+    pending: Sequence[Unit],
+    recluster: set[str],
+    changed: set[str],
+) -> tuple[list[Signature], dict[str, str], dict[str, str], dict[str, str]]:
+    """The stored signatures pending units are clustered with: in re-clustered blocks one
+    representative per stored unit (they may move); elsewhere the sampled members of
+    every profile of the block whose given names fit a pending unit (they stay put).
+    Returns (signatures, fixed, previous, moved)."""
+    conn = store.conn
+    fixed: dict[str, str] = {}
+    previous: dict[str, str] = {}
+    moved: dict[str, str] = {}
+    reps: list[str] = []
+    if recluster:
+        rows = [r for r in db.signatures_in_blocks(conn, recluster) if r.record_key not in changed]
+        work_of = work_ids_for(conn, sorted({r.record_key for r in rows}))
+        stored = stored_units(
+            ((r.record_key, r.sig_id, r.position, r.block, r.given, r.author_id) for r in rows),
+            work_of,
+            builder.solo,
+        )
+        for members in stored.values():
+            rep = max(members, key=lambda m: (rank_of(parse_given(m[2]), 0, 0), m[0]))[0]
+            reps.append(rep)
+            for sig, aid, _ in members:
+                previous[sig] = aid
+                moved[sig] = rep
+    wanted: dict[str, list[GivenName]] = defaultdict(list)
+    for u in pending:
+        if u.rep.block not in recluster:
+            wanted[u.rep.block].append(u.rep.given)
+    for aid, block, givens, sample in db.profile_summaries(conn, wanted):
+        fits = any(
+            first_names_relation(parse_given(g), w) != "incompatible"
+            for g in givens or [""]
+            for w in wanted[block]
+        )
+        if fits:
+            for sig in sample:
+                if sig.rsplit("#", 1)[0] not in changed:
+                    fixed[sig] = aid
+                    reps.append(sig)
+    return _load_signatures(store, reps), fixed, previous, moved
 
 
 def resolve_authors(
@@ -115,168 +275,153 @@ def resolve_authors(
     stats = AuthorStats(full=full)
     since = 0 if full else int(state.get("seq", 0))
     seen_curation = 0 if full else int(state.get("curation", 0))
-    if state.get("model") != model.meta.get("version"):
+    if state.get("model") != model.meta.get("version") or state.get("format") != FORMAT:
         since, seen_curation, stats.full = 0, 0, True
-
-    new: list[Signature] = []
-    changed: set[str] = set()
-    last_seq = since
-    for seq, rec in store.iter_changed(since):
-        changed.add(rec.key)
-        new.extend(signatures_from_record(rec))
-        last_seq = max(last_seq, seq)
-    stats.records = len(changed)
+    stats.full = stats.full or since == 0
 
     curations = db.list_curations(conn)
     fresh = [c for c in curations if c.id > seen_curation]
     stats.curations_applied = len(fresh)
-    by_id = {s.sig_id: s for s in new}
-    cur_sigs = {s for c in fresh for g in c.groups for s in g}
-    rows_cur = db.signatures_by_id(conn, cur_sigs - set(by_id))
-    recluster = {r.block for r in rows_cur} | {by_id[s].block for s in cur_sigs if s in by_id}
-    if stats.full:
-        recluster |= {s.block for s in new}
-    dirty = {s.block for s in new} | recluster
-
-    # Curated groups reaching into other blocks pull those blocks in too.
     cons = curation_constraints(curations)
-    while True:
-        rows = db.signatures_in_blocks(conn, dirty)
-        present = {r.sig_id for r in rows} | set(by_id)
-        extra: set[str] = set()
-        for g in [*cons.must, *(x for a in cons.apart for x in a)]:
-            if any(s in present for s in g):
-                extra.update(s for s in g if s not in present)
-        more = {r.block for r in db.signatures_by_id(conn, extra)} - dirty
-        if not more:
-            break
-        dirty |= more
-        recluster |= more
+    solo = {s for c in curations for g in c.groups for s in g}
 
-    rows = _reachable(rows, new, recluster, changed)
-    old_rows = [r for r in rows if r.record_key not in changed]
-    previous = {r.sig_id: r.author_id for r in rows}
-    previous.update({r.sig_id: r.author_id for r in db.signatures_of_records(conn, changed)})
-    existing = _load_signatures(store, old_rows)
-    sigs = [*existing, *new]
-    fixed = {r.sig_id: r.author_id for r in old_rows if r.block not in recluster}
-    cons.fixed = fixed
-    stats.signatures = len(new)
-    stats.blocks = len(dirty)
+    builder, changed, last_seq = _stage_new(store, since, solo)
+    stats.records, stats.signatures = len(changed), builder.signatures
+    old_of_changed = {} if stats.full else {
+        r.sig_id: r.author_id for r in db.signatures_of_records(conn, changed)
+    }
+    recluster = _recluster_blocks(conn, builder, fresh, cons, stats.full)
+    attached = {} if stats.full else _attach(conn, builder, changed, recluster)
+    pending = [u for u in builder.units.values() if u.index not in attached]
+    stats.units, stats.attached = len(builder.units), len(attached)
+    context, fixed, previous, moved = (
+        ([], {}, {}, {}) if stats.full else _context(store, builder, pending, recluster, changed)
+    )
+    new_reps = {u.rep.sig_id for u in pending}
+    if stats.full:
+        previous = {r.sig_id: r.author_id for r in db.signatures_by_id(conn, new_reps)}
+    else:
+        previous.update({s: a for s, a in old_of_changed.items() if s in new_reps})
+    sigs = [*context, *(u.rep for u in pending)]
+    stats.compared = len(sigs)
+    dirty = {u.rep.block for u in pending} | recluster
+    stats.blocks = len(dirty | {u.rep.block for u in builder.units.values()})
     stats.reclustered_blocks = len(recluster)
-    stats.incremental_blocks = len(dirty - recluster)
+    stats.incremental_blocks = stats.blocks - len(recluster)
+    _set_frequencies(conn, sigs, builder, stats.full)
 
-    total = db.count_signatures(conn) + sum(1 for s in new if s.sig_id not in previous)
-    ncount = db.name_counts(conn, {name_form(s) for s in sigs})
-    bcount = db.block_counts(conn, {s.block for s in sigs})
-    for s in new:
-        if s.sig_id not in previous:
-            ncount[name_form(s)] = ncount.get(name_form(s), 0) + 1
-            bcount[s.block] = bcount.get(s.block, 0) + 1
-    for s in sigs:
-        s.name_count = max(1, ncount.get(name_form(s), 1))
-        s.block_count = max(1, bcount.get(s.block, 1))
-        s.total = total
-
+    cons.fixed = fixed
     labels = disambiguate(sigs, model=model, constraints=cons) if sigs else []
     assigned = _assign_ids(sigs, labels, fixed, previous, conn)
+    unit_author = dict(attached)
+    unit_author.update({u.index: assigned[u.rep.sig_id] for u in pending})
+    rewrite = {s: assigned[rep] for s, rep in moved.items() if assigned[rep] != previous[s]}
 
-    # Write only what moved: new or changed records' signatures, and signatures whose
-    # profile changed (an incremental day touches a few rows, not whole blocks).
-    fresh_ids = {s.sig_id for s in new}
-    write = [
-        s for s in sigs if s.sig_id in fresh_ids or previous.get(s.sig_id) != assigned[s.sig_id]
-    ]
-    touched = {assigned[s.sig_id] for s in write}
-    touched |= {previous[s.sig_id] for s in write if s.sig_id in previous}
-    touched |= {r.author_id for r in db.signatures_of_records(conn, changed)}
     with store.transaction():
-        db.delete_signatures_of_records(conn, changed)
-        db.put_signatures(
-            conn,
-            (
-                db.SignatureRow(
-                    s.sig_id,
-                    s.record_key,
-                    s.position,
-                    s.name,
-                    name_form(s),
-                    s.block,
-                    assigned[s.sig_id],
-                    s.given_raw,
-                )
-                for s in write
-            ),
-        )
-        names = {aid: canonical_name(db.signatures_of_author(conn, aid)) for aid in touched}
-        before = set(previous.values())
-        gone = db.refresh_profiles(conn, touched, names)
-        for old in gone:
-            heirs = Counter(assigned[s] for s, a in previous.items() if a == old and s in assigned)
+        before = db.profile_ids(conn) if stats.full else set()
+        if stats.full:
+            db.delete_all(conn)
+        else:
+            db.delete_signatures_of_records(conn, changed)
+        db.stage_commit(conn, unit_author.items())
+        db.set_authors(conn, rewrite.items())
+        rep_of: dict[str, list[str]] = defaultdict(list)
+        for u in builder.units.values():
+            rep_of[unit_author[u.index]].append(u.rep.sig_id)
+        lost = set(old_of_changed.values()) | {previous[s] for s in rewrite}
+        touched = None if stats.full else set(rep_of) | lost | set(rewrite.values())
+        after = _refresh_profiles(conn, touched, rep_of, lost)
+        gone = (before - after) if stats.full else {a for a in (touched or ()) if a not in after}
+        if not stats.full:
+            db.delete_profiles(conn, gone)
+        old_ids = {**old_of_changed, **previous}
+        for old in sorted(gone):
+            heirs = Counter(
+                h
+                for s, a in old_ids.items()
+                if a == old and (h := assigned.get(s) or rewrite.get(s)) is not None
+            )
             if heirs:
-                db.add_redirect(conn, old, heirs.most_common(1)[0][0])
+                db.add_redirect(conn, old, min(heirs, key=lambda h: (-heirs[h], h)))
         stats.profiles_removed = len(gone)
-        stats.profiles_created = len(set(assigned.values()) - before)
+        stats.profiles_created = len(set(unit_author.values()) - set(old_ids.values()) - before)
         store.set_checkpoint(  # joins this transaction
             CHECKPOINT,
             {
                 "seq": last_seq,
                 "curation": db.max_curation_id(conn),
                 "model": model.meta.get("version"),
+                "format": FORMAT,
             },
         )
     stats.profiles_total = int(conn.execute("SELECT COUNT(*) FROM author_profiles").fetchone()[0])
     return stats
 
 
-def _given(name: str) -> GivenName:
-    return parse_given(normalize_author(Author(name=name)).given)
+def _set_frequencies(conn: Any, sigs: Sequence[Signature], builder: UnitBuilder, full: bool) -> None:
+    """Name and block frequencies over the whole store after this run: the stored
+    signatures (none in a full run: they are all rebuilt) plus the new ones."""
+    forms = {name_form(s) for s in sigs}
+    blocks = {s.block for s in sigs}
+    ncount = Counter({f: builder.name_counts[f] for f in forms})
+    bcount = Counter({b: builder.block_counts[b] for b in blocks})
+    total = builder.signatures
+    if not full:
+        ncount.update(db.name_counts(conn, forms))
+        bcount.update(db.block_counts(conn, blocks))
+        total += db.count_signatures(conn)
+    for s in sigs:
+        s.name_count = max(1, ncount.get(name_form(s), 1))
+        s.block_count = max(1, bcount.get(s.block, 1))
+        s.total = total
 
 
-def _reachable(
-    rows: Sequence[db.SignatureRow],
-    new: Sequence[Signature],
-    recluster: set[str],
-    changed: set[str],
-) -> list[db.SignatureRow]:
-    """The stored signatures an incremental run must look at: all of re-clustered blocks,
-    and in the other blocks only the profiles that have at least one member whose given
-    name is compatible with a new signature of that block. A profile with none could
-    never take a new signature (every pair would be a cannot-link), so its records need not
-    be read — in a big block ("wang y") that is most of them."""
-    new_by_block: dict[str, set[GivenName]] = defaultdict(set)
-    for s in new:
-        new_by_block[s.block].add(s.given)
-    given_of: dict[str, GivenName] = {}
+def _refresh_profiles(
+    conn: Any, touched: set[str] | None, rep_of: dict[str, list[str]], lost: set[str]
+) -> set[str]:
+    """Recompute the rows of the touched profiles (all when None) from their signatures:
+    counts, canonical name, given names and the member sample. Returns the ids that
+    still have signatures."""
+    old_reps = {} if touched is None else db.profile_reps(conn, touched)
+    alive: set[str] = set()
+    batch: list[db.ProfileRow] = []
+    for aid, variants, n_records in db.name_variants_by_author(conn, touched):
+        cands = [*old_reps.get(aid, ()), *rep_of.get(aid, ())]
+        if touched is not None and (aid in lost or not cands):
+            members = db.member_ids(conn, aid)
+            keep = set(members)
+            cands = [c for c in cands if c in keep] or members
+        name, folded = canonical_name([(n, f, c) for n, f, _, _, c in variants])
+        batch.append(
+            db.ProfileRow(
+                author_id=aid,
+                name=name,
+                name_folded=folded,
+                block=min(b for _, _, _, b, _ in variants),
+                n_signatures=sum(c for *_, c in variants),
+                n_records=n_records,
+                givens=sorted({g for _, _, g, _, _ in variants if g}),
+                reps=pick_reps(cands),
+            )
+        )
+        alive.add(aid)
+        if len(batch) >= 10_000:
+            db.put_profiles(conn, batch)
+            batch.clear()
+    db.put_profiles(conn, batch)
+    return alive
 
-    def fits(r: db.SignatureRow) -> bool:
-        wanted = new_by_block.get(r.block)
-        if not wanted:
-            return False
-        g = parse_given(r.given) if r.given is not None else given_of.get(r.name)
-        if g is None:  # a row written before the `given` column existed
-            g = given_of[r.name] = _given(r.name)
-        return any(first_names_relation(g, w) != "incompatible" for w in wanted)
 
-    by_profile: dict[str, list[db.SignatureRow]] = defaultdict(list)
-    for r in rows:
-        by_profile[r.author_id].append(r)
-    keep: list[db.SignatureRow] = []
-    for members in by_profile.values():
-        if any(r.block in recluster or r.record_key in changed for r in members) or any(
-            fits(r) for r in members
-        ):
-            keep.extend(members)
-    return keep
-
-
-def canonical_name(rows: Sequence[db.SignatureRow]) -> tuple[str, str]:
-    """(display, folded) of a profile: its most frequent spelled-out variant (longest on
-    ties); an initials-only variant ("Y. Bengio") only when there is nothing else."""
-    if not rows:
+def canonical_name(variants: Sequence[tuple[str, str, int]]) -> tuple[str, str]:
+    """(display, folded) of a profile from its (name, folded, count) variants: the most
+    frequent spelled-out variant (longest on ties); an initials-only variant ("Y. Bengio")
+    only when there is nothing else."""
+    if not variants:
         return "", ""
-    full = [r for r in rows if len(r.name_folded.split(" ")[0]) > 1] or list(rows)
-    counts = Counter((r.name, r.name_folded) for r in full)
+    full = [v for v in variants if len(v[1].split(" ")[0]) > 1] or list(variants)
+    counts: Counter[tuple[str, str]] = Counter()
+    for name, folded, n in full:
+        counts[(name, folded)] += n
     (name, folded), _ = max(counts.items(), key=lambda kv: (kv[1], len(kv[0][0]), kv[0][0]))
     return name, folded
 
@@ -312,7 +457,7 @@ def _assign_ids(
         taken.add(choice)
         for s in ms:
             out[s.sig_id] = choice
-    all_ids = {r[0] for r in conn.execute("SELECT author_id FROM author_profiles")} | taken
+    all_ids = db.profile_ids(conn) | taken
     all_ids |= {r[0] for r in conn.execute("SELECT old_id FROM author_redirects")}
     for lab in pending:
         ms = clusters[lab]

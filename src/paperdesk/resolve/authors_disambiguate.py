@@ -8,20 +8,16 @@ in docs/benchmarks.md measure exactly the code that runs.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import sparse
 
 from paperdesk.resolve.authors_cluster import UnionFind, cluster_block
-from paperdesk.resolve.authors_features import (
-    Signature,
-    hard_cannot,
-    pair_features,
-    text_vectors,
-)
+from paperdesk.resolve.authors_features import Signature, text_vectors
 from paperdesk.resolve.authors_model import PairModel, default_model
+from paperdesk.resolve.authors_vectors import SigArrays, block_cannot, pair_rows, sig_arrays
 
 MAX_SUBBLOCK = 400
 """Blocks larger than this ("wang y" on a million records) are cut by full given name so
@@ -79,29 +75,20 @@ def _subblocks(sigs: Sequence[Signature], members: list[int]) -> list[list[int]]
 
 
 def _candidates(
-    sigs: Sequence[Signature], members: Sequence[int], fixed: Mapping[str, str]
-) -> tuple[np.ndarray, list[tuple[int, int]]]:
-    """The cannot-link matrix of one block and the local pairs worth scoring: pairs of
-    two fixed signatures are settled (same profile, or cannot-link between profiles), and
-    hard cannot-link pairs need no score."""
-    n = len(members)
-    prof = [fixed.get(sigs[i].sig_id) for i in members]
+    arr: SigArrays, members: Sequence[int], prof: Sequence[str | None]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The cannot-link matrix of one block and the local pairs (a < b) worth scoring:
+    pairs of two fixed signatures are settled (same profile, or cannot-link between
+    profiles), and hard cannot-link pairs need no score."""
     ids = {p: k for k, p in enumerate(sorted({p for p in prof if p is not None}))}
     code = np.array([ids[p] if p is not None else -1 for p in prof], dtype=np.int64)
     both = (code[:, None] >= 0) & (code[None, :] >= 0)
-    cannot = both & (code[:, None] != code[None, :])
-    free = [a for a in range(n) if code[a] < 0]
-    pairs: list[tuple[int, int]] = []
-    for a in free:
-        sa = sigs[members[a]]
-        for b in range(n):
-            if b == a or (code[b] < 0 and b < a):
-                continue  # each free-free pair once
-            if hard_cannot(sa, sigs[members[b]]):
-                cannot[a, b] = cannot[b, a] = True
-            else:
-                pairs.append((a, b) if a < b else (b, a))
-    return cannot, pairs
+    if len(members) == 1:
+        return np.zeros((1, 1), dtype=bool), np.empty(0, np.int64), np.empty(0, np.int64)
+    hard = block_cannot(arr, np.asarray(members, dtype=np.int64))
+    cannot = (hard & ~both) | (both & (code[:, None] != code[None, :]))
+    a, b = np.nonzero(np.triu(~hard & ~both, 1))
+    return cannot, a, b
 
 
 @dataclass
@@ -158,11 +145,14 @@ def iter_problems(
         for k in {block_of[x] for g in apart for x in g if x in block_of}:
             aparts[k].append(apart)
 
+    arr = sig_arrays(sigs, vecs)
     problems: list[BlockProblem] = []
-    todo: list[tuple[int, int, int]] = []  # (problem, local a, local b)
+    todo: list[tuple[int, np.ndarray, np.ndarray]] = []  # (problem, local a, local b)
+    n_todo = 0
     for k, members in enumerate(blocks):
         local = {sigs[i].sig_id: n for n, i in enumerate(members)}
-        cannot, pairs = _candidates(sigs, members, cons.fixed)
+        prof = [cons.fixed.get(sigs[i].sig_id) for i in members]
+        cannot, pa, pb = _candidates(arr, members, prof)
         groups = [[local[x] for x in g if x in local] for g in musts[k]]
         by_profile: dict[str, list[int]] = defaultdict(list)
         for n, i in enumerate(members):
@@ -184,29 +174,35 @@ def iter_problems(
                 dist=dist,
                 cannot=cannot,
                 must=[g for g in groups if len(g) > 1],
-                fixed_profile=[cons.fixed.get(sigs[i].sig_id) for i in members],
+                fixed_profile=prof,
             )
         )
-        todo.extend((len(problems) - 1, a, b) for a, b in pairs)
-        if len(todo) >= SCORE_BATCH or k == len(blocks) - 1:
-            _score(sigs, vecs, model, problems, todo)
+        if len(pa):
+            todo.append((len(problems) - 1, pa, pb))
+            n_todo += len(pa)
+        if n_todo >= SCORE_BATCH or k == len(blocks) - 1:
+            _score(arr, model, problems, todo)
             yield problems
-            problems, todo = [], []
+            problems, todo, n_todo = [], [], 0
 
 
 def _score(
-    sigs: Sequence[Signature],
-    vecs: sparse.csr_matrix,
+    arr: SigArrays,
     model: PairModel,
     problems: list[BlockProblem],
-    todo: list[tuple[int, int, int]],
+    todo: list[tuple[int, np.ndarray, np.ndarray]],
 ) -> None:
     if not todo:
         return
-    glob = [(problems[p].members[a], problems[p].members[b]) for p, a, b in todo]
-    prob = model.predict_proba(pair_features(sigs, vecs, glob))
-    for (p, a, b), q in zip(todo, prob, strict=True):
-        problems[p].dist[a, b] = problems[p].dist[b, a] = 1.0 - q
+    left = np.concatenate([np.asarray(problems[p].members)[a] for p, a, _ in todo])
+    right = np.concatenate([np.asarray(problems[p].members)[b] for p, _, b in todo])
+    dist = 1.0 - model.predict_proba(pair_rows(arr, left, right))
+    start = 0
+    for p, a, b in todo:
+        d = dist[start : start + len(a)]
+        problems[p].dist[a, b] = d
+        problems[p].dist[b, a] = d
+        start += len(a)
 
 
 def solve(

@@ -154,36 +154,199 @@ def put_signatures(conn: sqlite3.Connection, rows: Iterable[SignatureRow]) -> No
     )
 
 
-def refresh_profiles(
-    conn: sqlite3.Connection, author_ids: Iterable[str], names: dict[str, tuple[str, str]]
-) -> list[str]:
-    """Recount the given profiles from their signatures (`names` gives each id's
-    canonical display and folded name); drop those left without signatures and return
-    their ids."""
-    gone: list[str] = []
+@dataclass
+class ProfileRow:
+    """What `author_profiles` holds for one profile (counts, canonical name, summary)."""
+
+    author_id: str
+    name: str
+    name_folded: str
+    block: str
+    n_signatures: int
+    n_records: int
+    givens: list[str]
+    """The distinct given names its signatures were written with."""
+    reps: list[str]
+    """A bounded sample of its signature ids (see migration 032)."""
+
+
+_PROFILE_UPSERT = (
+    "INSERT INTO author_profiles (author_id, name, name_folded, block, n_signatures,"
+    " n_records, givens, reps, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT(author_id) DO UPDATE SET name = excluded.name,"
+    " name_folded = excluded.name_folded, block = excluded.block,"
+    " n_signatures = excluded.n_signatures, n_records = excluded.n_records,"
+    " givens = excluded.givens, reps = excluded.reps, updated_at = excluded.updated_at"
+)
+
+
+def put_profiles(conn: sqlite3.Connection, profiles: Iterable[ProfileRow]) -> None:
     stamp = now()
-    for aid in sorted(set(author_ids)):
-        row = conn.execute(
-            "SELECT COUNT(*), COUNT(DISTINCT record_key), MIN(block) FROM author_signatures"
-            " WHERE author_id = ?",
-            (aid,),
-        ).fetchone()
-        n_sigs, n_recs, block = int(row[0]), int(row[1]), row[2]
-        if n_sigs == 0:
-            conn.execute("DELETE FROM author_profiles WHERE author_id = ?", (aid,))
-            gone.append(aid)
-            continue
-        display, folded = names.get(aid, (aid, aid))
-        conn.execute(
-            "INSERT INTO author_profiles (author_id, name, name_folded, block, n_signatures,"
-            " n_records, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT(author_id) DO UPDATE SET name = excluded.name,"
-            " name_folded = excluded.name_folded, block = excluded.block,"
-            " n_signatures = excluded.n_signatures, n_records = excluded.n_records,"
-            " updated_at = excluded.updated_at",
-            (aid, display, folded, block, n_sigs, n_recs, stamp, stamp),
+    conn.executemany(
+        _PROFILE_UPSERT,
+        (
+            (
+                p.author_id, p.name, p.name_folded, p.block, p.n_signatures, p.n_records,
+                orjson.dumps(p.givens).decode(), orjson.dumps(p.reps).decode(), stamp, stamp,
+            )
+            for p in profiles
+        ),
+    )
+
+
+def delete_profiles(conn: sqlite3.Connection, author_ids: Iterable[str]) -> None:
+    conn.executemany(
+        "DELETE FROM author_profiles WHERE author_id = ?", ((a,) for a in sorted(set(author_ids)))
+    )
+
+
+def delete_all(conn: sqlite3.Connection) -> None:
+    """Every signature and profile (a full run rebuilds them; curations and redirects stay)."""
+    conn.execute("DELETE FROM author_signatures")
+    conn.execute("DELETE FROM author_profiles")
+
+
+def profile_ids(conn: sqlite3.Connection) -> set[str]:
+    return {r[0] for r in conn.execute("SELECT author_id FROM author_profiles")}
+
+
+def profile_summaries(
+    conn: sqlite3.Connection, blocks: Iterable[str]
+) -> list[tuple[str, str, list[str], list[str]]]:
+    """(author_id, block, givens, reps) of the profiles in these blocks."""
+    out: list[tuple[str, str, list[str], list[str]]] = []
+    for chunk in _chunks(sorted(set(blocks))):
+        rows = conn.execute(
+            "SELECT author_id, block, givens, reps FROM author_profiles"  # noqa: S608
+            f" WHERE block IN ({_marks(len(chunk))}) ORDER BY author_id",
+            list(chunk),
         )
-    return gone
+        out.extend(
+            (a, b, orjson.loads(g or "[]"), orjson.loads(r or "[]")) for a, b, g, r in rows
+        )
+    return out
+
+
+def profile_reps(conn: sqlite3.Connection, author_ids: Iterable[str]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for chunk in _chunks(sorted(set(author_ids))):
+        rows = conn.execute(
+            f"SELECT author_id, reps FROM author_profiles WHERE author_id IN ({_marks(len(chunk))})",  # noqa: S608
+            list(chunk),
+        )
+        out.update((a, orjson.loads(r or "[]")) for a, r in rows)
+    return out
+
+
+def name_variants_by_author(
+    conn: sqlite3.Connection, author_ids: Iterable[str] | None = None
+) -> Iterator[tuple[str, list[tuple[str, str, str | None, str, int]], int]]:
+    """Per profile (in id order): its (name, name_folded, given, block, count) variants and
+    its number of distinct records — what a profile row is computed from. All profiles
+    when `author_ids` is None (one scan), else just those."""
+    if author_ids is None:
+        yield from _variants(conn, "", [])
+        return
+    for chunk in _chunks(sorted(set(author_ids))):
+        yield from _variants(conn, f" WHERE author_id IN ({_marks(len(chunk))})", list(chunk))
+
+
+def _variants(
+    conn: sqlite3.Connection, where: str, args: list[str]
+) -> Iterator[tuple[str, list[tuple[str, str, str | None, str, int]], int]]:
+    n_records = dict(
+        conn.execute(
+            f"SELECT author_id, COUNT(DISTINCT record_key) FROM author_signatures{where}"  # noqa: S608
+            " GROUP BY author_id",
+            args,
+        ).fetchall()
+    )
+    rows = conn.execute(
+        "SELECT author_id, name, name_folded, given, block, COUNT(*)"  # noqa: S608
+        f" FROM author_signatures{where} GROUP BY author_id, name, name_folded, given, block"
+        " ORDER BY author_id",
+        args,
+    )
+    current: str | None = None
+    acc: list[tuple[str, str, str | None, str, int]] = []
+    for aid, name, folded, given, block, n in rows:
+        if aid != current:
+            if current is not None:
+                yield current, acc, int(n_records[current])
+            current, acc = aid, []
+        acc.append((name, folded, given, block, int(n)))
+    if current is not None:
+        yield current, acc, int(n_records[current])
+
+
+def member_ids(conn: sqlite3.Connection, author_id: str) -> list[str]:
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT sig_id FROM author_signatures WHERE author_id = ? ORDER BY sig_id",
+            (author_id,),
+        )
+    ]
+
+
+# -- staging: a run's new signature rows wait in a temp table for their profile ids --------
+
+
+def stage_reset(conn: sqlite3.Connection) -> None:
+    conn.execute(
+        "CREATE TEMP TABLE IF NOT EXISTS author_stage (sig_id TEXT, record_key TEXT,"
+        " position INTEGER, name TEXT, name_folded TEXT, block TEXT, given TEXT, unit INTEGER)"
+    )
+    conn.execute(
+        "CREATE TEMP TABLE IF NOT EXISTS author_stage_map"
+        " (unit INTEGER PRIMARY KEY, author_id TEXT NOT NULL)"
+    )
+    conn.execute("DELETE FROM author_stage")
+    conn.execute("DELETE FROM author_stage_map")
+
+
+def stage_put(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
+    conn.executemany("INSERT INTO author_stage VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+
+
+def stage_commit(conn: sqlite3.Connection, unit_author: Iterable[tuple[int, str]]) -> None:
+    """Write the staged rows to `author_signatures`, each with its unit's profile id."""
+    conn.executemany("INSERT INTO author_stage_map VALUES (?, ?)", unit_author)
+    conn.execute(
+        f"INSERT OR REPLACE INTO author_signatures ({_SIG_COLS})"  # noqa: S608
+        " SELECT s.sig_id, s.record_key, s.position, s.name, s.name_folded, s.block,"
+        " m.author_id, s.given FROM author_stage s JOIN author_stage_map m ON m.unit = s.unit"
+        " ORDER BY s.rowid"
+    )
+    conn.execute("DELETE FROM author_stage")
+    conn.execute("DELETE FROM author_stage_map")
+
+
+def all_works(conn: sqlite3.Connection) -> dict[str, str]:
+    return {k: f"W{w}" for k, w in conn.execute("SELECT record_key, work_id FROM work_records")}
+
+
+def records_of_works(conn: sqlite3.Connection, works: Iterable[str]) -> dict[str, str]:
+    """Record key → work id for every record of these works (ids as `W<n>`)."""
+    ids = sorted({int(w[1:]) for w in works if w.startswith("W")})
+    out: dict[str, str] = {}
+    for chunk in _chunks(ids):
+        out.update(
+            (k, f"W{w}")
+            for k, w in conn.execute(
+                "SELECT record_key, work_id FROM work_records"  # noqa: S608
+                f" WHERE work_id IN ({_marks(len(chunk))})",
+                list(chunk),
+            )
+        )
+    return out
+
+
+def set_authors(conn: sqlite3.Connection, moves: Iterable[tuple[str, str]]) -> None:
+    """(sig_id, author_id): stored signatures that changed profile."""
+    conn.executemany(
+        "UPDATE author_signatures SET author_id = ? WHERE sig_id = ?", ((a, s) for s, a in moves)
+    )
 
 
 def add_redirect(conn: sqlite3.Connection, old_id: str, new_id: str) -> None:

@@ -1,0 +1,142 @@
+"""Units: the signatures of one author position of one work, disambiguated as one.
+
+A paper reaches the store many times (arXiv v1 and v3, the OpenReview copy, the journal
+version, a BibTeX entry), and the works stage has already said which records are one
+paper. The k-th author with blocking key `wang y` on every record of one work is one
+person, so those signatures form one *unit*: the clustering scores and clusters one
+representative per unit (the member that says the most: a spelled-out given name, then
+the most co-authors, then the longest text) and every member follows it. On a store of
+copies that is an order of magnitude fewer items to compare, and an incremental day's
+copies of known papers attach to their profile without any scoring.
+
+A signature named by a curation is a unit of its own (a curation may split two records
+of one work between people), and so is a member whose given name contradicts its
+unit's representative ("Yu" against "Yann": a wrongly merged work, not one person).
+Records not (yet) in a work are their own work.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from paperdesk.model import SourceRecord
+from paperdesk.normalize.names import normalize_author
+from paperdesk.resolve.authors_features import Signature, signatures_from_record
+from paperdesk.resolve.authors_names import (
+    GivenName,
+    first_names_relation,
+    fold,
+    middle_conflict,
+    parse_given,
+)
+
+StageRow = tuple[str, str, int, str, str, str, str | None, int]
+"""(sig_id, record_key, position, name, name_folded, block, given, unit): a signature
+row waiting for its unit's profile id."""
+
+
+@dataclass
+class Unit:
+    index: int
+    key: str
+    rep: Signature
+    rank: tuple[int, int, int, int]
+    work: str | None
+    """The work id, or None for a record not in a work (or a unit of one signature)."""
+    size: int = 0
+
+
+def rank_of(given: GivenName, n_authors: int, text_len: int) -> tuple[int, int, int, int]:
+    """How much a member says about its person: spelled-out given name, its length, the
+    co-author list (an "et al." copy lists fewer), the paper text."""
+    return (int(given.full), len(given.joined), n_authors, text_len)
+
+
+def compatible(a: GivenName, b: GivenName) -> bool:
+    return first_names_relation(a, b) != "incompatible" and not middle_conflict(a, b)
+
+
+def unit_keys(work: str, blocks: Iterable[str]) -> list[str]:
+    """`WORK/BLOCK/k` for each author position: k counts earlier positions with the same
+    blocking key on the record (two "Y. Wang" on one paper are two people)."""
+    seen: Counter[str] = Counter()
+    out = []
+    for b in blocks:
+        out.append(f"{work}/{b}/{seen[b]}")
+        seen[b] += 1
+    return out
+
+
+class UnitBuilder:
+    """Groups the signatures of records, fed one at a time, into units; hands back the
+    rows to store (`StageRow`s) so members need not stay in memory."""
+
+    def __init__(self, solo: set[str]):
+        self.solo = solo
+        self.units: dict[str, Unit] = {}
+        self.name_counts: Counter[str] = Counter()
+        self.block_counts: Counter[str] = Counter()
+        self.signatures = 0
+
+    def add(self, rec: SourceRecord, work: str | None) -> list[StageRow]:
+        text_len = len(rec.title or "") + len(rec.abstract or "")
+        named = [(pos, a) for pos, a in enumerate(rec.authors) if a.name.strip()]
+        for _, a in named:
+            if a.key is None or a.family is None:
+                normalize_author(a)
+        keys = unit_keys(work or rec.key, (a.key or fold(a.name) for _, a in named))
+        full: dict[int, Signature] | None = None
+        rows: list[StageRow] = []
+        for (pos, a), ukey in zip(named, keys, strict=True):
+            sig_id = f"{rec.key}#{pos}"
+            block = a.key or fold(a.name)
+            given = parse_given(a.given)
+            folded = " ".join((*given.tokens, fold(a.family or ""))).strip()
+            rank = rank_of(given, len(rec.authors), text_len)
+            if sig_id in self.solo:
+                ukey = f"sig:{sig_id}"
+            unit = self.units.get(ukey)
+            if unit is not None and not compatible(unit.rep.given, given):
+                ukey = f"sig:{sig_id}"
+                unit = self.units.get(ukey)
+            if unit is None or rank > unit.rank:
+                if full is None:
+                    full = {s.position: s for s in signatures_from_record(rec)}
+                if unit is None:
+                    in_work = work if work and not ukey.startswith("sig:") else None
+                    unit = Unit(len(self.units), ukey, full[pos], rank, in_work)
+                    self.units[ukey] = unit
+                else:
+                    unit.rep, unit.rank = full[pos], rank
+            unit.size += 1
+            self.signatures += 1
+            self.name_counts[folded] += 1
+            self.block_counts[block] += 1
+            rows.append(
+                (sig_id, rec.key, pos, a.display or a.name, folded, block, a.given, unit.index)
+            )
+        return rows
+
+
+def stored_units(
+    rows: Iterable[tuple[str, str, int, str, str | None, str]],
+    work_of: Mapping[str, str],
+    solo: set[str],
+) -> dict[str, list[tuple[str, str, str | None]]]:
+    """Unit key → [(sig_id, author_id, given)] for stored signature rows
+    `(record_key, sig_id, position, block, given, author_id)`, grouped the way
+    `UnitBuilder` groups new ones."""
+    by_record: dict[str, list[tuple[int, str, str, str | None, str]]] = {}
+    for key, sig_id, pos, block, given, aid in rows:
+        by_record.setdefault(key, []).append((pos, sig_id, block, given, aid))
+    out: dict[str, list[tuple[str, str, str | None]]] = {}
+    for key, members in by_record.items():
+        members.sort()
+        ukeys = unit_keys(work_of.get(key, key), (m[2] for m in members))
+        for (_, sig_id, _, given, aid), ukey in zip(members, ukeys, strict=True):
+            if sig_id in solo:
+                ukey = f"sig:{sig_id}"
+            out.setdefault(ukey, []).append((sig_id, aid, given))
+    return out

@@ -1,0 +1,235 @@
+"""Pair features and hard cannot-links as array operations over all pairs at once.
+
+`pair_features` in `authors_features` defines the features one pair at a time; here the
+same values come from per-signature arrays built once (`SigArrays`): codes for records,
+ORCIDs, e-mails, venues and given names, sparse 0/1 matrices for co-author keys and
+affiliation tokens, and the text vectors. A pair's feature row is then a handful of
+gathers and sparse row products, so scoring costs microseconds per pair instead of a
+Python loop body, and `tests/test_resolve_authors.py` checks that both give the same rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+
+from paperdesk.resolve.authors_features import FEATURES, FREQ_FLOOR, Signature
+from paperdesk.resolve.authors_names import GivenName, first_names_relation, middle_conflict
+
+_RELATIONS = ("equal", "nickname", "initial", "missing", "incompatible")
+_relation = first_names_relation.__wrapped__
+"""Uncached: callers here compare each distinct pair once, and hashing a `GivenName` for
+the cache costs more than the comparison."""
+
+
+def _codes(values: Iterable[Hashable | None]) -> np.ndarray:
+    """Small integer codes, -1 for None/empty (equal values, equal codes)."""
+    index: dict[Hashable, int] = {}
+    return np.fromiter(
+        (index.setdefault(v, len(index)) if v else -1 for v in values), dtype=np.int64
+    )
+
+
+def _incidence(sets: Sequence[Iterable[str]]) -> sparse.csr_matrix:
+    """A 0/1 matrix: row i has a 1 in the column of each element of `sets[i]`."""
+    index: dict[str, int] = {}
+    indptr = [0]
+    cols: list[int] = []
+    for s in sets:
+        cols.extend(index.setdefault(x, len(index)) for x in s)
+        indptr.append(len(cols))
+    data = np.ones(len(cols), dtype=np.float32)
+    return sparse.csr_matrix(
+        (data, np.asarray(cols, dtype=np.int64), np.asarray(indptr, dtype=np.int64)),
+        shape=(len(sets), max(1, len(index))),
+    )
+
+
+def _rowdot(m: sparse.csr_matrix, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    return np.asarray(m[left].multiply(m[right]).sum(axis=1), dtype=np.float64).ravel()
+
+
+@dataclass
+class SigArrays:
+    """Per-signature arrays of one list of signatures (see the module doc)."""
+
+    record: np.ndarray
+    orcid: np.ndarray
+    email: np.ndarray
+    venue: np.ndarray
+    year: np.ndarray
+    year_known: np.ndarray
+    given: np.ndarray
+    """Code of the signature's `GivenName` in `givens`."""
+    givens: list[GivenName]
+    first_len: np.ndarray
+    """Length of the spelled-out first name, 0 for an initial."""
+    coauthors: sparse.csr_matrix
+    n_coauthors: np.ndarray
+    own: np.ndarray
+    """Column of the signature's own blocking key in `coauthors`."""
+    affiliations: sparse.csr_matrix
+    n_affiliations: np.ndarray
+    affiliation_text: np.ndarray
+    name_count: np.ndarray
+    block_count: np.ndarray
+    total: np.ndarray
+    vectors: sparse.csr_matrix
+
+
+def sig_arrays(sigs: Sequence[Signature], vectors: sparse.csr_matrix) -> SigArrays:
+    given_index: dict[GivenName, int] = {}
+    given = np.fromiter(
+        (given_index.setdefault(s.given, len(given_index)) for s in sigs),
+        dtype=np.int64,
+        count=len(sigs),
+    )
+    key_index: dict[str, int] = {}
+    indptr = [0]
+    cols: list[int] = []
+    for s in sigs:
+        cols.extend(key_index.setdefault(k, len(key_index)) for k in s.coauthors)
+        indptr.append(len(cols))
+    own = np.fromiter(
+        (key_index.setdefault(s.block, len(key_index)) for s in sigs), np.int64, len(sigs)
+    )
+    coauthors = sparse.csr_matrix(
+        (
+            np.ones(len(cols), dtype=np.float32),
+            np.asarray(cols, dtype=np.int64),
+            np.asarray(indptr, dtype=np.int64),
+        ),
+        shape=(len(sigs), max(1, len(key_index))),
+    )
+    affiliations = _incidence([s.affiliations for s in sigs])
+    return SigArrays(
+        record=_codes(s.record_key for s in sigs),
+        orcid=_codes(s.orcid for s in sigs),
+        email=_codes(s.email for s in sigs),
+        venue=_codes(s.venue for s in sigs),
+        year=np.fromiter((s.year or 0 for s in sigs), np.int64, len(sigs)),
+        year_known=np.fromiter((s.year is not None for s in sigs), bool, len(sigs)),
+        given=given,
+        givens=list(given_index),
+        first_len=np.fromiter(
+            (len(s.given.first) if s.given.full else 0 for s in sigs), np.int64, len(sigs)
+        ),
+        coauthors=coauthors,
+        n_coauthors=np.diff(coauthors.indptr).astype(np.float64),
+        own=own,
+        affiliations=affiliations,
+        n_affiliations=np.diff(affiliations.indptr).astype(np.float64),
+        affiliation_text=_codes(s.affiliation_text for s in sigs),
+        name_count=np.fromiter((s.name_count for s in sigs), np.float64, len(sigs)),
+        block_count=np.fromiter((s.block_count for s in sigs), np.float64, len(sigs)),
+        total=np.fromiter((s.total for s in sigs), np.float64, len(sigs)),
+        vectors=vectors,
+    )
+
+
+def relation_tables(givens: Sequence[GivenName]) -> tuple[np.ndarray, np.ndarray]:
+    """(relation code, middle-initial conflict) for every pair of the given names, codes
+    indexing `_RELATIONS`."""
+    n = len(givens)
+    rel = np.empty((n, n), dtype=np.int8)
+    mid = np.empty((n, n), dtype=bool)
+    for i, a in enumerate(givens):
+        for j in range(i, n):
+            b = givens[j]
+            rel[i, j] = rel[j, i] = _RELATIONS.index(_relation(a, b))
+            mid[i, j] = mid[j, i] = middle_conflict(a, b)
+    return rel, mid
+
+
+def _member(m: sparse.csr_matrix, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """m[rows[k], cols[k]] != 0, by binary search in the sorted (row, col) codes."""
+    width = np.int64(m.shape[1])
+    row_of = np.repeat(np.arange(m.shape[0], dtype=np.int64), np.diff(m.indptr))
+    codes = np.sort(row_of * width + m.indices.astype(np.int64))
+    want = rows.astype(np.int64) * width + cols.astype(np.int64)
+    pos = np.minimum(np.searchsorted(codes, want), len(codes) - 1)
+    return codes[pos] == want if len(codes) else np.zeros(len(rows), dtype=bool)
+
+
+def _relations(arr: SigArrays, ga: np.ndarray, gb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Relation codes and middle-initial conflicts for the given-name code pairs, each
+    distinct pair of names compared once."""
+    n = np.int64(max(1, len(arr.givens)))
+    pair_code = ga.astype(np.int64) * n + gb
+    uniq, inv = np.unique(pair_code, return_inverse=True)
+    rel = np.empty(len(uniq), dtype=np.int8)
+    mid = np.empty(len(uniq), dtype=bool)
+    for k, c in enumerate(uniq.tolist()):
+        a, b = arr.givens[c // int(n)], arr.givens[c % int(n)]
+        rel[k] = _RELATIONS.index(_relation(a, b))
+        mid[k] = middle_conflict(a, b)
+    return rel[inv], mid[inv]
+
+
+def pair_rows(arr: SigArrays, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """Feature rows (in `FEATURES` order) for the pairs `(left[k], right[k])`."""
+    out = np.zeros((len(left), len(FEATURES)), dtype=np.float32)
+    if not len(left):
+        return out
+    rel, mid = _relations(arr, arr.given[left], arr.given[right])
+    for k in range(4):
+        out[:, k] = rel == k
+    out[:, 4] = mid
+    inter = _rowdot(arr.coauthors, left, right)
+    # Both sets hold the pair's own key(s); count only the other authors.
+    oa, ob = arr.own[left], arr.own[right]
+    same_block = oa == ob
+    own = (_member(arr.coauthors, left, oa) & _member(arr.coauthors, right, oa)).astype(float)
+    own += ~same_block & _member(arr.coauthors, left, ob) & _member(arr.coauthors, right, ob)
+    shared = inter - own
+    union = arr.n_coauthors[left] + arr.n_coauthors[right] - inter - np.where(same_block, 1, 2)
+    out[:, 5] = np.minimum(shared, 5)
+    out[:, 6] = np.divide(shared, union, out=np.zeros_like(shared), where=union > 0)
+    out[:, 7] = _rowdot(arr.vectors, left, right)
+    va, vb = arr.venue[left], arr.venue[right]
+    both = (va >= 0) & (vb >= 0)
+    out[:, 8] = both & (va == vb)
+    out[:, 9] = ~both
+    yk = arr.year_known[left] & arr.year_known[right]
+    out[:, 10] = np.where(yk, np.minimum(np.abs(arr.year[left] - arr.year[right]), 10), 0)
+    out[:, 11] = ~yk
+    na, nb = arr.n_affiliations[left], arr.n_affiliations[right]
+    has = (na > 0) & (nb > 0)
+    ai = _rowdot(arr.affiliations, left, right)
+    au = na + nb - ai
+    out[:, 12] = np.divide(ai, au, out=np.zeros_like(ai), where=has & (au > 0))
+    out[:, 13] = ~has
+    out[:, 14] = has & (arr.affiliation_text[left] == arr.affiliation_text[right])
+    ra, rb = arr.orcid[left], arr.orcid[right]
+    out[:, 15] = (ra >= 0) & (ra == rb)
+    out[:, 16] = (ra >= 0) & (rb >= 0) & (ra != rb)
+    ea, eb = arr.email[left], arr.email[right]
+    out[:, 17] = (ea >= 0) & (ea == eb)
+    fa, fb = arr.first_len[left], arr.first_len[right]
+    out[:, 18] = np.where((fa > 0) & (fb > 0), np.minimum(fa, fb), np.maximum(fa, fb))
+    total = np.maximum(np.maximum(arr.total[left], arr.total[right]), FREQ_FLOOR)
+    names = np.maximum(arr.name_count[left], arr.name_count[right])
+    blocks = np.maximum(arr.block_count[left], arr.block_count[right])
+    out[:, 19] = np.log10(1.0 + 1e5 * names / total)
+    out[:, 20] = np.log10(1.0 + 1e5 * blocks / total)
+    return out
+
+
+def block_cannot(arr: SigArrays, members: np.ndarray) -> np.ndarray:
+    """The n×n hard cannot-link matrix of one block (`hard_cannot` for every pair):
+    same record, two ORCIDs, contradictory given names or middle initials."""
+    rec = arr.record[members]
+    cannot = rec[:, None] == rec[None, :]
+    orc = arr.orcid[members]
+    cannot |= (orc[:, None] >= 0) & (orc[None, :] >= 0) & (orc[:, None] != orc[None, :])
+    g = arr.given[members]
+    local, inv = np.unique(g, return_inverse=True)
+    if len(local) > 1:  # a name never contradicts itself
+        rel, mid = relation_tables([arr.givens[x] for x in local])
+        bad = (rel == _RELATIONS.index("incompatible")) | mid
+        cannot |= bad[inv[:, None], inv[None, :]]
+    np.fill_diagonal(cannot, False)
+    return cannot
