@@ -294,8 +294,9 @@ def scale(shared: Path, n: int, extra: int = 2000) -> int:
           f"{full.profiles_total} profiles in {t_full:.1f}s wall, {c_full:.1f}s CPU "
           f"({full.signatures / c_full:,.0f} signatures per CPU second)")
     print(f"incremental: {inc.records} records, {inc.signatures} signatures, "
-          f"{inc.incremental_blocks} blocks touched in {t_inc:.1f}s wall, {c_inc:.1f}s CPU; "
-          f"peak RSS {rss:,.0f} MiB")
+          f"{inc.incremental_blocks} blocks touched, {inc.attached} of {inc.units} units attached "
+          f"to their work's profile, {inc.compared} signatures clustered, "
+          f"in {t_inc:.1f}s wall, {c_inc:.1f}s CPU; peak RSS {rss:,.0f} MiB")
     return 0
 
 

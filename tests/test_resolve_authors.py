@@ -293,3 +293,64 @@ def test_stored_signatures_keep_the_given_name(openreview: LabelledSet, tmp_path
     assert [r.given for r in rows] == [a.given for a in rec.authors]
     assert any(r.given == "Chelsea" for r in rows)
     store.close()
+
+
+# -- scale: units of one work, parallel clustering -------------------------------------
+
+
+def test_copies_of_a_work_join_its_profiles(openreview: LabelledSet, tmp_path: Path) -> None:
+    """A second record of a paper (same OpenReview id, names as initials, reworded) is
+    one work; its author positions join the original's profiles — in the full run as one
+    unit each, and on an incremental day without any scoring."""
+    from dataclasses import replace
+
+    from paperdesk.model import Author, SourceRecord
+    from paperdesk.normalize import finish
+    from paperdesk.store.works import resolve_works
+
+    recs = [
+        finish(replace(r, doi=f"10.5555/t.{i}"))
+        for i, r in enumerate(_records(openreview, {"Chelsea Finn", "Jun Liu"}))
+    ]
+    first, later = recs[0], recs[1]
+
+    def copy(rec: SourceRecord) -> SourceRecord:
+        authors = [Author(name=f"{a.name[0]}. {a.name.split()[-1]}") for a in rec.authors]
+        text = rec.abstract or ""
+        return finish(
+            replace(rec, source="bibtex", source_id=rec.source_id + "-copy", authors=authors,
+                    abstract=text[: len(text) // 2], raw=b"copy of " + rec.raw)
+        )
+
+    store = open_store(tmp_path / "u.db")
+    store.put_records([*recs, copy(first)], origin="test")
+    resolve_works(store)
+    stats = resolve_authors(store)
+    assert stats.units == stats.signatures - len(first.authors)
+
+    def owners(key: str) -> list[str]:
+        return [a["author_id"] for a in db.record_authors(store.conn, key)]
+
+    copy_key = f"bibtex:{first.source_id}-copy"
+    assert owners(copy_key) == owners(first.key)
+    # An incremental day brings another copy of a known paper: attached, not scored.
+    store.put_records([copy(later)], origin="test")
+    resolve_works(store)
+    day = resolve_authors(store)
+    assert day.attached == day.units == len(later.authors) and day.compared == 0
+    assert owners(f"bibtex:{later.source_id}-copy") == owners(later.key)
+    store.close()
+
+
+def test_parallel_clustering_gives_the_serial_labels(openreview: LabelledSet) -> None:
+    import paperdesk.resolve.authors_disambiguate as dis
+
+    sigs = [s for r in openreview.records[:1500] for s in signatures_from_record(r)]
+    set_frequencies(sigs)
+    serial = disambiguate(sigs, processes=1)
+    old = dis.PARALLEL_MIN
+    dis.PARALLEL_MIN = 0
+    try:
+        assert disambiguate(sigs, processes=2) == serial
+    finally:
+        dis.PARALLEL_MIN = old

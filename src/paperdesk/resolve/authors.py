@@ -113,6 +113,8 @@ FORMAT = 2
 resolved by an older format is re-resolved in full once."""
 
 _CHUNK = 5000
+_relation = first_names_relation.__wrapped__
+"""Uncached: each (block, given name) pair is compared once per run here."""
 
 
 def _hash(sig_id: str) -> bytes:
@@ -129,12 +131,15 @@ def pick_reps(candidates: Iterable[str], k: int = K_REPS) -> list[str]:
 def _load_signatures(store: SQLiteStore, sig_ids: Iterable[str]) -> list[Signature]:
     """Rebuild `Signature`s for stored signature ids from their records (the records hold
     the text, venue and co-authors the features need)."""
-    want = set(sig_ids)
-    keys = sorted({s.rsplit("#", 1)[0] for s in want})
+    wanted: dict[str, set[int]] = defaultdict(set)
+    for sig in sig_ids:
+        key, _, pos = sig.rpartition("#")
+        wanted[key].add(int(pos))
+    keys = sorted(wanted)
     out: list[Signature] = []
     for i in range(0, len(keys), 500):
-        for rec in store.get_records(keys[i : i + 500]).values():
-            out.extend(s for s in signatures_from_record(rec) if s.sig_id in want)
+        for key, rec in store.get_records(keys[i : i + 500]).items():
+            out.extend(signatures_from_record(rec, wanted[key]))
     return out
 
 
@@ -247,16 +252,21 @@ def _context(
             for sig, aid, _ in members:
                 previous[sig] = aid
                 moved[sig] = rep
-    wanted: dict[str, list[GivenName]] = defaultdict(list)
+    wanted: dict[str, set[GivenName]] = defaultdict(set)
     for u in pending:
         if u.rep.block not in recluster:
-            wanted[u.rep.block].append(u.rep.given)
+            wanted[u.rep.block].add(u.rep.given)
+    fit: dict[tuple[str, str], bool] = {}
     for aid, block, givens, sample in db.profile_summaries(conn, wanted):
-        fits = any(
-            first_names_relation(parse_given(g), w) != "incompatible"
-            for g in givens or [""]
-            for w in wanted[block]
-        )
+        fits = False
+        for g in givens or [""]:
+            ok = fit.get((block, g))
+            if ok is None:
+                pg = parse_given(g)
+                ok = fit[(block, g)] = any(_relation(pg, w) != "incompatible" for w in wanted[block])
+            if ok:
+                fits = True
+                break
         if fits:
             for sig in sample:
                 if sig.rsplit("#", 1)[0] not in changed:
@@ -323,7 +333,7 @@ def resolve_authors(
             db.delete_all(conn)
         else:
             db.delete_signatures_of_records(conn, changed)
-        db.stage_commit(conn, unit_author.items())
+        db.stage_commit(conn, unit_author.items(), bulk=stats.full)
         db.set_authors(conn, rewrite.items())
         rep_of: dict[str, list[str]] = defaultdict(list)
         for u in builder.units.values():

@@ -7,6 +7,8 @@ in docs/benchmarks.md measure exactly the code that runs.
 
 from __future__ import annotations
 
+import multiprocessing as mp
+import os
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -128,13 +130,18 @@ def iter_problems(
     model: PairModel | None = None,
     constraints: Constraints | None = None,
     vectors: sparse.csr_matrix | None = None,
+    blocks: list[list[int]] | None = None,
+    arr: SigArrays | None = None,
 ) -> Iterator[list[BlockProblem]]:
     """Scored blocks, a chunk at a time (about `SCORE_BATCH` pairs each): one model call
-    per chunk, and only one chunk's distance matrices in memory at once."""
+    per chunk, and only one chunk's distance matrices in memory at once. `blocks` (from
+    `block_groups`) and `arr` (from `sig_arrays`) may be given to work on a part."""
     model = model or default_model()
     cons = constraints or Constraints()
-    vecs = text_vectors(sigs) if vectors is None else vectors
-    blocks = block_groups(sigs, cons.must)
+    if arr is None:
+        arr = sig_arrays(sigs, text_vectors(sigs) if vectors is None else vectors)
+    if blocks is None:
+        blocks = block_groups(sigs, cons.must)
     block_of = {sigs[i].sig_id: k for k, members in enumerate(blocks) for i in members}
     musts: dict[int, list[list[str]]] = defaultdict(list)
     for g in cons.must:
@@ -145,7 +152,6 @@ def iter_problems(
         for k in {block_of[x] for g in apart for x in g if x in block_of}:
             aparts[k].append(apart)
 
-    arr = sig_arrays(sigs, vecs)
     problems: list[BlockProblem] = []
     todo: list[tuple[int, np.ndarray, np.ndarray]] = []  # (problem, local a, local b)
     n_todo = 0
@@ -216,7 +222,7 @@ def solve(
 
 
 def _solve_into(
-    labels: list[str],
+    labels: list[str] | dict[int, str],
     sigs: Sequence[Signature],
     problems: Sequence[BlockProblem],
     threshold: float,
@@ -232,6 +238,34 @@ def _solve_into(
             labels[i] = profile_of.get(lab[k], f"{head}/{lab[k]}")
 
 
+PARALLEL_MIN = 50_000
+"""Signatures from which `disambiguate` spreads the blocks over worker processes."""
+
+_JOB: tuple[Sequence[Signature], SigArrays, PairModel, Constraints, float] | None = None
+"""What forked workers inherit (set just before the pool starts, cleared after)."""
+
+
+def _solve_part(blocks: list[list[int]]) -> dict[int, str]:
+    assert _JOB is not None
+    sigs, arr, model, cons, t = _JOB
+    out: dict[int, str] = {}
+    for chunk in iter_problems(sigs, model=model, constraints=cons, blocks=blocks, arr=arr):
+        _solve_into(out, sigs, chunk, t)
+    return out
+
+
+def _parts(blocks: list[list[int]], n: int) -> list[list[list[int]]]:
+    """Consecutive runs of blocks of about equal work (pairs grow with size squared)."""
+    cost = np.cumsum([len(b) * len(b) + 8 for b in blocks])
+    cuts = np.searchsorted(cost, np.linspace(0, cost[-1], n + 1)[1:-1])
+    out, start = [], 0
+    for c in [*cuts.tolist(), len(blocks)]:
+        if c > start:
+            out.append(blocks[start:c])
+            start = c
+    return out
+
+
 def disambiguate(
     sigs: Sequence[Signature],
     *,
@@ -239,11 +273,30 @@ def disambiguate(
     constraints: Constraints | None = None,
     threshold: float | None = None,
     vectors: sparse.csr_matrix | None = None,
+    processes: int | None = None,
 ) -> list[str]:
-    """A cluster label per signature (see `solve`)."""
+    """A cluster label per signature (see `solve`). From `PARALLEL_MIN` signatures on,
+    blocks are scored and clustered by `processes` forked workers (default: one per
+    core, at most 2); each block's labels depend only on the block, so the result is
+    the same either way."""
+    global _JOB
     model = model or default_model()
+    cons = constraints or Constraints()
     t = model.threshold if threshold is None else threshold
+    arr = sig_arrays(sigs, text_vectors(sigs) if vectors is None else vectors)
+    blocks = block_groups(sigs, cons.must)
     labels = [""] * len(sigs)
-    for chunk in iter_problems(sigs, model=model, constraints=constraints, vectors=vectors):
+    n = processes or min(2, os.cpu_count() or 1)
+    if n > 1 and len(sigs) >= PARALLEL_MIN and "fork" in mp.get_all_start_methods():
+        _JOB = (sigs, arr, model, cons, t)
+        try:
+            with mp.get_context("fork").Pool(n) as pool:
+                for part in pool.imap_unordered(_solve_part, _parts(blocks, 8 * n)):
+                    for i, lab in part.items():
+                        labels[i] = lab
+        finally:
+            _JOB = None
+        return labels
+    for chunk in iter_problems(sigs, model=model, constraints=cons, blocks=blocks, arr=arr):
         _solve_into(labels, sigs, chunk, t)
     return labels

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -156,9 +156,11 @@ def _key(author: Author) -> str:
     return author.key or fold(author.name)
 
 
-def signatures_from_record(record: SourceRecord) -> list[Signature]:
-    """Every author position of a record as a `Signature` (authors without any name are
-    skipped: there is nothing to attribute)."""
+def signatures_from_record(
+    record: SourceRecord, positions: Collection[int] | None = None
+) -> list[Signature]:
+    """Every author position of a record (or those in `positions`) as a `Signature`
+    (authors without any name are skipped: there is nothing to attribute)."""
     keys = [_key(a) for a in record.authors]
     text = " ".join(
         t
@@ -173,7 +175,7 @@ def signatures_from_record(record: SourceRecord) -> list[Signature]:
     everyone = frozenset(k for k in keys if k)
     out: list[Signature] = []
     for pos, author in enumerate(record.authors):
-        if not author.name.strip():
+        if not author.name.strip() or (positions is not None and pos not in positions):
             continue
         if author.family is None or author.key is None:
             normalize_author(author)
