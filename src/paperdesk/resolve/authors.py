@@ -345,14 +345,15 @@ def resolve_authors(
         if not stats.full:
             db.delete_profiles(conn, gone)
         old_ids = {**old_of_changed, **previous}
+        heirs: dict[str, Counter[str]] = defaultdict(Counter)
+        for s, a in old_ids.items():
+            h = assigned.get(s) or rewrite.get(s)
+            if a in gone and h is not None:
+                heirs[a][h] += 1
         for old in sorted(gone):
-            heirs = Counter(
-                h
-                for s, a in old_ids.items()
-                if a == old and (h := assigned.get(s) or rewrite.get(s)) is not None
-            )
-            if heirs:
-                db.add_redirect(conn, old, min(heirs, key=lambda h: (-heirs[h], h)))
+            votes = heirs.get(old)
+            if votes:
+                db.add_redirect(conn, old, min(votes, key=lambda h: (-votes[h], h)))
         stats.profiles_removed = len(gone)
         stats.profiles_created = len(set(unit_author.values()) - set(old_ids.values()) - before)
         store.set_checkpoint(  # joins this transaction
