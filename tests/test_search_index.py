@@ -213,6 +213,37 @@ def test_incremental_update_and_resume(tmp_path: Path, feed) -> None:
     store.close()
 
 
+def test_interrupted_run_releases_the_writer_and_the_next_run_finishes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One tantivy writer serves every batch of a run; a run that dies between batches
+    must still release its lock, and the next run indexes what the failed one did not."""
+    from paperdesk.search import indexer
+
+    store = open_store(tmp_path / "crash.db")
+    _ingest(store, tmp_path, _feed_lines()[:120], "a.jsonl")
+    monkeypatch.setattr(indexer, "KEYWORD_BATCH", 50)
+    real, calls = indexer.doc_from_records, {"n": 0}
+
+    def dies_in_third_batch(work_id, records):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        if calls["n"] > 100:
+            raise KeyboardInterrupt
+        return real(work_id, records)
+
+    monkeypatch.setattr(indexer, "doc_from_records", dies_in_third_batch)
+    with pytest.raises(KeyboardInterrupt):
+        update_index(store, embed=False, show_progress=False)
+    assert SearchIndex(store).keyword.num_docs() == 100  # two committed batches
+    monkeypatch.setattr(indexer, "doc_from_records", real)
+    r = update_index(store, embed=False, show_progress=False)  # would fail on a held lock
+    assert r.works_indexed == 20
+    ix = SearchIndex(store)
+    assert ix.keyword.num_docs() == 120
+    assert ix.search("source:arxiv", mode="keyword", limit=200).total == 120
+    store.close()
+
+
 def test_ann_recall_against_exact(built) -> None:
     store, ix, _ = built
     keys, mats = zip(*sql.iter_vectors(store.conn, ix.embedder_name), strict=True)

@@ -169,6 +169,10 @@ def static_model(pca_dims: int | None = None, model_dir: Path | None = None) -> 
             tmp = path.with_name(path.name + f".tmp{os.getpid()}")
             model.save_pretrained(str(tmp))
             os.replace(tmp, path) if not path.exists() else None
+        if model.embedding.dtype == np.float16:
+            # Averaging half-precision rows converts every element in software: in
+            # float32 (46 MiB) encoding is ~25 % cheaper and the vectors agree to 1e-6.
+            model.embedding = model.embedding.astype(np.float32)
         _STATIC[name] = model
         return model
 

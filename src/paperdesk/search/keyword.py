@@ -44,6 +44,8 @@ the title boosted 2.5x gave nDCG@10 0.758, one combined field 0.857, combined + 
 AUTHOR_BOOST = 1.0
 TEXT_ANALYZER = "pd_en"
 NAME_ANALYZER = "pd_name"
+WRITER_HEAP = 256_000_000
+"""Bytes a segment may use in memory before tantivy writes it out (one thread)."""
 MAX_PREFIX_TERMS = 200  # tantivy's regex query is bounded by the automaton; keep it sane
 
 
@@ -130,20 +132,27 @@ class KeywordIndex:
 
     # -- writing ---------------------------------------------------------------------
     def writer(self) -> Any:
+        """One writer for a whole indexing run, kept across commits (`close` ends it).
+
+        One indexing thread: the Python thread assembling documents is the other core's
+        work, and a second tantivy thread only adds segments to merge. The heap is what a
+        segment may grow to before tantivy flushes it on its own."""
         if self._writer is None:
-            self._writer = self.index.writer(heap_size=256_000_000, num_threads=1)
+            self._writer = self.index.writer(heap_size=WRITER_HEAP, num_threads=1)
         return self._writer
 
     def add(self, docno: int, doc: SearchDoc) -> None:
         codes, archives = subject_terms(doc.subjects)
+        title = index_text(doc.title)
+        abstract = index_text(doc.abstract)
         self.writer().add_document(
             Document(
                 docno=docno,
                 work_id=doc.work_id,
                 keys=doc.keys,
-                title=index_text(doc.title),
-                abstract=index_text(doc.abstract),
-                text=index_text(doc.title) + " \n " + index_text(doc.abstract),
+                title=title,
+                abstract=abstract,
+                text=f"{title} \n {abstract}",
                 authors="; ".join(doc.authors),
                 subject=codes,
                 subject_orig=doc.subjects,
@@ -158,11 +167,25 @@ class KeywordIndex:
         self.writer().delete_documents_by_term("docno", docno)
 
     def commit(self) -> None:
+        """Publish and persist what was added; the writer stays open for the next batch
+        (a new writer per batch cost a fresh heap and a wait for every merge)."""
+        if self._writer is not None:
+            self._writer.commit()
+        self.index.reload()
+
+    def close(self) -> None:
+        """Commit, let background merges finish and release tantivy's writer lock."""
         if self._writer is not None:
             self._writer.commit()
             self._writer.wait_merging_threads()
             self._writer = None
         self.index.reload()
+
+    def discard(self) -> None:
+        """Drop what was added since the last commit and release the writer lock."""
+        if self._writer is not None:
+            self._writer.rollback()
+            self._writer = None
 
     # -- query translation -------------------------------------------------------------
     def _tokens(self, text: str, fieldname: str | None) -> list[str]:

@@ -18,6 +18,8 @@ from usearch.index import Index
 CONNECTIVITY = 16
 EXPANSION_ADD = 128
 EXPANSION_SEARCH = 96
+THREADS = 2
+"""usearch threads per `add` call (the machine's two cores)."""
 
 
 class VectorIndex:
@@ -46,15 +48,16 @@ class VectorIndex:
     def clear(self) -> None:
         self.index = self._new()
 
-    def add(self, keys: np.ndarray, vectors: np.ndarray) -> None:
+    def add(self, keys: np.ndarray, vectors: np.ndarray, threads: int = THREADS) -> None:
         """Add or replace vectors (replacing = remove, then add)."""
         if len(keys) == 0:
             return
         keys = np.asarray(keys, dtype=np.uint64)
-        present = np.array([k in self.index for k in keys.tolist()], dtype=bool)
-        if present.any():
-            self.index.remove(keys[present])
-        self.index.add(keys, np.asarray(vectors, dtype=np.float32), threads=2)
+        if len(self.index):
+            present = np.asarray(self.index.contains(keys), dtype=bool).reshape(-1)
+            if present.any():
+                self.index.remove(keys[present])
+        self.index.add(keys, np.asarray(vectors, dtype=np.float32), threads=threads)
 
     def remove(self, keys: list[int]) -> None:
         ks = [k for k in keys if k in self.index]
