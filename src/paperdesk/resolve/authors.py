@@ -24,7 +24,6 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from paperdesk.errors import NotFoundError, PaperdeskError
-from paperdesk.model import SourceRecord
 from paperdesk.resolve.authors_disambiguate import Constraints, disambiguate
 from paperdesk.resolve.authors_features import Signature, name_form, signatures_from_record
 from paperdesk.resolve.authors_model import PairModel, default_model
@@ -33,6 +32,7 @@ from paperdesk.resolve.authors_units import (
     StageRow,
     Unit,
     UnitBuilder,
+    Variant,
     compatible,
     rank_of,
     stored_units,
@@ -103,7 +103,7 @@ def curation_constraints(curations: Sequence[db.Curation]) -> Constraints:
     return cons
 
 
-K_REPS = 5
+K_REPS = 3
 """Members of a stored profile an incremental run compares a new signature with: a
 bounded sample (the K signatures with the smallest hash, so the same whichever order they
 arrived in) instead of every record of the block."""
@@ -152,20 +152,20 @@ def _stage_new(store: SQLiteStore, since: int, solo: set[str]) -> tuple[UnitBuil
     db.stage_reset(conn)
     full = since == 0
     work_of = db.all_works(conn) if full else {}
-    batch: list[tuple[int, SourceRecord]] = []
+    batch: list[tuple[str, bytes]] = []
 
     def flush() -> None:
-        works = work_of if full else work_ids_for(conn, [r.key for _, r in batch])
+        works = work_of if full else work_ids_for(conn, [k for k, _ in batch])
         rows: list[StageRow] = []
-        for _, rec in batch:
-            rows.extend(builder.add(rec, works.get(rec.key)))
+        for key, data in batch:
+            rows.extend(builder.add(key, data, works.get(key)))
         db.stage_put(conn, rows)
         batch.clear()
 
-    for seq, rec in store.iter_changed(since):
-        changed.add(rec.key)
+    for seq, key, data in db.changed_records(conn, since):
+        changed.add(key)
         last_seq = max(last_seq, seq)
-        batch.append((seq, rec))
+        batch.append((key, data))
         if len(batch) >= _CHUNK:
             flush()
     flush()
@@ -256,23 +256,57 @@ def _context(
     for u in pending:
         if u.rep.block not in recluster:
             wanted[u.rep.block].add(u.rep.given)
-    fit: dict[tuple[str, str], bool] = {}
-    for aid, block, givens, sample in db.profile_summaries(conn, wanted):
-        fits = False
-        for g in givens or [""]:
-            ok = fit.get((block, g))
-            if ok is None:
-                pg = parse_given(g)
-                ok = fit[(block, g)] = any(_relation(pg, w) != "incompatible" for w in wanted[block])
-            if ok:
-                fits = True
-                break
-        if fits:
+    by_block: dict[str, list[tuple[str, list[str], list[str], int]]] = defaultdict(list)
+    for aid, block, givens, sample, size in db.profile_summaries(conn, wanted):
+        by_block[block].append((aid, givens, sample, size))
+    for block, profiles in by_block.items():
+        for aid, sample in _fitting(profiles, wanted[block]):
             for sig in sample:
                 if sig.rsplit("#", 1)[0] not in changed:
                     fixed[sig] = aid
                     reps.append(sig)
     return _load_signatures(store, reps), fixed, previous, moved
+
+
+BIG_BLOCK = 100
+"""Profiles in a block from which an incremental run compares a new signature only with
+the profiles of its own sub-block (same spelled-out given name, or initials with
+initials), as a full run does in blocks over `MAX_SUBBLOCK` signatures."""
+
+MAX_PROFILES = 60
+"""At most this many profiles of one block are compared with the block's new
+signatures: those with the most signatures (the likeliest owners), then by id."""
+
+
+def _subblock(g: GivenName) -> str:
+    return g.joined if g.full else "~initial"
+
+
+def _fitting(
+    profiles: Sequence[tuple[str, list[str], list[str], int]], wanted: set[GivenName]
+) -> list[tuple[str, list[str]]]:
+    """(profile, sample) of a block's profiles that a new signature with one of the
+    `wanted` given names could join (no contradictory given name; in a big block, the
+    same sub-block as in a full run), largest first, at most `MAX_PROFILES`."""
+    big = len(profiles) > BIG_BLOCK
+    keys = {_subblock(w) for w in wanted}
+    fit: dict[str, bool] = {}
+    out: list[tuple[int, str, list[str]]] = []
+    for aid, givens, sample, size in profiles:
+        for g in givens or [""]:
+            ok = fit.get(g)
+            if ok is None:
+                pg = parse_given(g)
+                if big:
+                    ok = _subblock(pg) in keys
+                else:
+                    ok = any(_relation(pg, w) != "incompatible" for w in wanted)
+                fit[g] = ok
+            if ok:
+                out.append((size, aid, sample))
+                break
+    out.sort(key=lambda x: (-x[0], x[1]))
+    return [(aid, sample) for _, aid, sample in out[:MAX_PROFILES]]
 
 
 def resolve_authors(
@@ -340,7 +374,10 @@ def resolve_authors(
             rep_of[unit_author[u.index]].append(u.rep.sig_id)
         lost = set(old_of_changed.values()) | {previous[s] for s in rewrite}
         touched = None if stats.full else set(rep_of) | lost | set(rewrite.values())
-        after = _refresh_profiles(conn, touched, rep_of, lost)
+        if stats.full:
+            after = _profiles_from_units(conn, builder, unit_author)
+        else:
+            after = _refresh_profiles(conn, touched, rep_of, lost)
         gone = (before - after) if stats.full else {a for a in (touched or ()) if a not in after}
         if not stats.full:
             db.delete_profiles(conn, gone)
@@ -402,25 +439,58 @@ def _refresh_profiles(
             members = db.member_ids(conn, aid)
             keep = set(members)
             cands = [c for c in cands if c in keep] or members
-        name, folded = canonical_name([(n, f, c) for n, f, _, _, c in variants])
-        batch.append(
-            db.ProfileRow(
-                author_id=aid,
-                name=name,
-                name_folded=folded,
-                block=min(b for _, _, _, b, _ in variants),
-                n_signatures=sum(c for *_, c in variants),
-                n_records=n_records,
-                givens=sorted({g for _, _, g, _, _ in variants if g}),
-                reps=pick_reps(cands),
-            )
-        )
+        batch.append(_profile_row(aid, variants, n_records, cands))
         alive.add(aid)
         if len(batch) >= 10_000:
             db.put_profiles(conn, batch)
             batch.clear()
     db.put_profiles(conn, batch)
     return alive
+
+
+def _profile_row(
+    aid: str, variants: Sequence[tuple[str, str, str | None, str, int]], n_records: int,
+    cands: Iterable[str],
+) -> db.ProfileRow:
+    """A profile's row from its (name, folded, given, block, count) variants."""
+    name, folded = canonical_name([(n, f, c) for n, f, _, _, c in variants])
+    return db.ProfileRow(
+        author_id=aid,
+        name=name,
+        name_folded=folded,
+        block=min(b for _, _, _, b, _ in variants),
+        n_signatures=sum(c for *_, c in variants),
+        n_records=n_records,
+        givens=sorted({g for _, _, g, _, _ in variants if g}),
+        reps=pick_reps(cands),
+    )
+
+
+def _profiles_from_units(
+    conn: Any, builder: UnitBuilder, unit_author: dict[int, str]
+) -> set[str]:
+    """A full run's profile rows, from what the units counted while streaming (no scan
+    of the million signature rows). A profile has one signature per record — units hold
+    distinct records and two signatures of one record are a cannot-link — except where a
+    curation forces otherwise: those few profiles are counted in SQL."""
+    variants: dict[str, Counter[Variant]] = defaultdict(Counter)
+    cands: dict[str, list[str]] = defaultdict(list)
+    for u in builder.units.values():
+        aid = unit_author[u.index]
+        variants[aid].update(builder.variants[u.index])
+        cands[aid].append(u.rep.sig_id)
+    curated = {unit_author[u.index] for u in builder.units.values() if u.rep.sig_id in builder.solo}
+    exact = db.record_counts(conn, curated)
+    batch: list[db.ProfileRow] = []
+    for aid in sorted(variants):
+        rows = [(*v, c) for v, c in variants[aid].items()]
+        n_records = exact.get(aid, sum(c for *_, c in rows))
+        batch.append(_profile_row(aid, rows, n_records, cands[aid]))
+        if len(batch) >= 10_000:
+            db.put_profiles(conn, batch)
+            batch.clear()
+    db.put_profiles(conn, batch)
+    return set(variants)
 
 
 def canonical_name(variants: Sequence[tuple[str, str, int]]) -> tuple[str, str]:

@@ -20,8 +20,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from paperdesk.model import SourceRecord
+import orjson
+
+from paperdesk.model import Author
 from paperdesk.normalize.names import normalize_author
 from paperdesk.resolve.authors_features import Signature, signatures_from_record
 from paperdesk.resolve.authors_names import (
@@ -31,6 +34,7 @@ from paperdesk.resolve.authors_names import (
     middle_conflict,
     parse_given,
 )
+from paperdesk.store.sqlite import decode_record
 
 StageRow = tuple[str, str, int, str, str, str, str | None, int]
 """(sig_id, record_key, position, name, name_folded, block, given, unit): a signature
@@ -54,8 +58,11 @@ def rank_of(given: GivenName, n_authors: int, text_len: int) -> tuple[int, int, 
     return (int(given.full), len(given.joined), n_authors, text_len)
 
 
+_relation = first_names_relation.__wrapped__
+
+
 def compatible(a: GivenName, b: GivenName) -> bool:
-    return first_names_relation(a, b) != "incompatible" and not middle_conflict(a, b)
+    return _relation(a, b) != "incompatible" and not middle_conflict(a, b)
 
 
 def unit_keys(work: str, blocks: Iterable[str]) -> list[str]:
@@ -69,54 +76,81 @@ def unit_keys(work: str, blocks: Iterable[str]) -> list[str]:
     return out
 
 
+Variant = tuple[str, str, str | None, str]
+"""(display name, folded name, given as written, block) of a signature."""
+
+
 class UnitBuilder:
-    """Groups the signatures of records, fed one at a time, into units; hands back the
-    rows to store (`StageRow`s) so members need not stay in memory."""
+    """Groups the signatures of records, fed one at a time as stored JSON dicts, into
+    units; hands back the rows to store (`StageRow`s) so members need not stay in
+    memory. A `SourceRecord` is only built for a record that gives a unit its
+    representative (on a store of copies, a minority)."""
 
     def __init__(self, solo: set[str]):
         self.solo = solo
         self.units: dict[str, Unit] = {}
+        self.variants: list[Counter[Variant]] = []
+        """Per unit index: how often each name variant occurs among its members."""
         self.name_counts: Counter[str] = Counter()
         self.block_counts: Counter[str] = Counter()
         self.signatures = 0
+        self._folded: dict[tuple[str | None, str | None], str] = {}
 
-    def add(self, rec: SourceRecord, work: str | None) -> list[StageRow]:
-        text_len = len(rec.title or "") + len(rec.abstract or "")
-        named = [(pos, a) for pos, a in enumerate(rec.authors) if a.name.strip()]
+    def _fold_name(self, given: str | None, family: str | None) -> str:
+        key = (given, family)
+        out = self._folded.get(key)
+        if out is None:
+            tokens = parse_given(given).tokens
+            out = self._folded[key] = " ".join((*tokens, fold(family or ""))).strip()
+        return out
+
+    def add(self, key: str, data: bytes, work: str | None) -> list[StageRow]:
+        """Units and stage rows for one stored record (its `records.data`)."""
+        d = orjson.loads(data)
+        rkey = key
+        authors: list[dict[str, Any]] = d.get("authors") or []
+        text_len = len(d.get("title") or "") + len(d.get("abstract") or "")
+        named = [(pos, a) for pos, a in enumerate(authors) if a["name"].strip()]
         for _, a in named:
-            if a.key is None or a.family is None:
-                normalize_author(a)
-        keys = unit_keys(work or rec.key, (a.key or fold(a.name) for _, a in named))
+            if a.get("key") is None or a.get("family") is None:
+                au = normalize_author(Author(name=a["name"], given=a.get("given"),
+                                             family=a.get("family")))
+                a.update(given=au.given, family=au.family, display=au.display, key=au.key)
+        blocks = [a.get("key") or fold(a["name"]) for _, a in named]
+        keys = unit_keys(work or rkey, blocks)
         full: dict[int, Signature] | None = None
         rows: list[StageRow] = []
-        for (pos, a), ukey in zip(named, keys, strict=True):
-            sig_id = f"{rec.key}#{pos}"
-            block = a.key or fold(a.name)
-            given = parse_given(a.given)
-            folded = " ".join((*given.tokens, fold(a.family or ""))).strip()
-            rank = rank_of(given, len(rec.authors), text_len)
+        for (pos, a), block, ukey in zip(named, blocks, keys, strict=True):
+            sig_id = f"{rkey}#{pos}"
+            given_raw = a.get("given")
+            given = parse_given(given_raw)
+            folded = self._fold_name(given_raw, a.get("family"))
+            rank = rank_of(given, len(authors), text_len)
             if sig_id in self.solo:
                 ukey = f"sig:{sig_id}"
             unit = self.units.get(ukey)
-            if unit is not None and not compatible(unit.rep.given, given):
+            if unit is not None and unit.rep.given is not given and not compatible(
+                unit.rep.given, given
+            ):
                 ukey = f"sig:{sig_id}"
                 unit = self.units.get(ukey)
             if unit is None or rank > unit.rank:
                 if full is None:
-                    full = {s.position: s for s in signatures_from_record(rec)}
+                    full = {s.position: s for s in signatures_from_record(decode_record(data))}
                 if unit is None:
                     in_work = work if work and not ukey.startswith("sig:") else None
                     unit = Unit(len(self.units), ukey, full[pos], rank, in_work)
                     self.units[ukey] = unit
+                    self.variants.append(Counter())
                 else:
                     unit.rep, unit.rank = full[pos], rank
             unit.size += 1
             self.signatures += 1
             self.name_counts[folded] += 1
             self.block_counts[block] += 1
-            rows.append(
-                (sig_id, rec.key, pos, a.display or a.name, folded, block, a.given, unit.index)
-            )
+            name = a.get("display") or a["name"]
+            self.variants[unit.index][(name, folded, given_raw, block)] += 1
+            rows.append((sig_id, rkey, pos, name, folded, block, given_raw, unit.index))
         return rows
 
 

@@ -212,17 +212,18 @@ def profile_ids(conn: sqlite3.Connection) -> set[str]:
 
 def profile_summaries(
     conn: sqlite3.Connection, blocks: Iterable[str]
-) -> list[tuple[str, str, list[str], list[str]]]:
-    """(author_id, block, givens, reps) of the profiles in these blocks."""
-    out: list[tuple[str, str, list[str], list[str]]] = []
+) -> list[tuple[str, str, list[str], list[str], int]]:
+    """(author_id, block, givens, reps, n_signatures) of the profiles in these blocks."""
+    out: list[tuple[str, str, list[str], list[str], int]] = []
     for chunk in _chunks(sorted(set(blocks))):
         rows = conn.execute(
-            "SELECT author_id, block, givens, reps FROM author_profiles"  # noqa: S608
+            "SELECT author_id, block, givens, reps, n_signatures FROM author_profiles"  # noqa: S608
             f" WHERE block IN ({_marks(len(chunk))}) ORDER BY author_id",
             list(chunk),
         )
         out.extend(
-            (a, b, orjson.loads(g or "[]"), orjson.loads(r or "[]")) for a, b, g, r in rows
+            (a, b, orjson.loads(g or "[]"), orjson.loads(r or "[]"), int(n))
+            for a, b, g, r, n in rows
         )
     return out
 
@@ -277,6 +278,20 @@ def _variants(
         acc.append((name, folded, given, block, int(n)))
     if current is not None:
         yield current, acc, int(n_records[current])
+
+
+def record_counts(conn: sqlite3.Connection, author_ids: Iterable[str]) -> dict[str, int]:
+    """Distinct records per profile."""
+    out: dict[str, int] = {}
+    for chunk in _chunks(sorted(set(author_ids))):
+        out.update(
+            conn.execute(
+                "SELECT author_id, COUNT(DISTINCT record_key) FROM author_signatures"  # noqa: S608
+                f" WHERE author_id IN ({_marks(len(chunk))}) GROUP BY author_id",
+                list(chunk),
+            ).fetchall()
+        )
+    return out
 
 
 def member_ids(conn: sqlite3.Connection, author_id: str) -> list[str]:
@@ -338,6 +353,17 @@ def stage_commit(
             conn.execute(f"CREATE INDEX IF NOT EXISTS {name} ON author_signatures({column})")
     conn.execute("DELETE FROM author_stage")
     conn.execute("DELETE FROM author_stage_map")
+
+
+def changed_records(conn: sqlite3.Connection, since: int) -> Iterator[tuple[int, str, bytes]]:
+    """(seq, key, stored data) for records changed after `since`, in seq order —
+    `SQLiteStore.iter_changed` without building `SourceRecord`s, which the author stage
+    only needs for a few of a million records (decode them with `decode_record`)."""
+    cur = conn.execute(
+        "SELECT seq, key, data FROM records WHERE seq > ? ORDER BY seq, rowid", (since,)
+    )
+    while rows := cur.fetchmany(1000):
+        yield from rows
 
 
 def all_works(conn: sqlite3.Connection) -> dict[str, str]:
