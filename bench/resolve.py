@@ -1,6 +1,9 @@
-"""Performance of `paperdesk resolve` (works stage) at scale; prints every figure.
+"""Performance of `paperdesk resolve --no-index` (works, then authors) at scale; prints
+every figure.
 
-    nice -n 10 .venv/bin/python bench/resolve.py --records 1000000 [--db /tmp/resolve.db]
+    flock /tmp/paperdesk-timed.lock .venv/bin/python bench/resolve.py --records 1000000
+    nice -n 19 .venv/bin/python bench/resolve.py --records 100000 --stages works \
+        --snapshot /tmp/resolve-snap        # development: build once, reuse the store
 
 Builds a store of N records: the real arXiv daily feed plus perturbed copies of its papers,
 generated here with a fixed seed, shuffled together so copies often arrive before their
@@ -12,10 +15,12 @@ original:
   truncated, title punctuation/case changed, author names as initials or "Family, Given";
 - title-only: a BibTeX-like entry, subtitle dropped, no abstract, no identifier;
 - abstract-only: a profile-page entry, no title, no identifier.
-Then it times one `resolve_works` run over everything in a child process (wall time, CPU
-time and peak RSS of that process only), scores the result against the known origin of
-every copy (pairwise precision/recall), and times an incremental day: 2,000 new records
-(1,000 held-back feed papers + 1,000 copies of already-resolved papers).
+Then it runs, in one child process, the two library functions `paperdesk resolve --no-index`
+calls — `resolve_works`, then `resolve_authors` (the search index is timed by the search
+benchmarks) — and prints per stage its wall time, CPU time (worker processes included) and
+peak RSS, and for the whole child the same. It scores the works against the known origin of
+every copy (pairwise precision/recall), then times an incremental day the same way: 2,000
+new records (1,000 held-back feed papers + 1,000 copies of already-resolved papers).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import argparse
 import gzip
 import os
 import random
+import shutil
 import subprocess
 import sys
 import time
@@ -190,16 +196,49 @@ def build(db: Path, feed: list[dict], items: list[tuple[int, str]], start: int) 
     return truth
 
 
-def run_child(db: Path) -> dict:
-    """resolve_works in a child process: its own wall time, CPU time and peak RSS."""
-    code = (
-        "import sys, orjson; from paperdesk.store import open_store;"
-        "from paperdesk.store.works import resolve_works;"
-        "s = open_store(sys.argv[1]); r = resolve_works(s);"
-        "print(orjson.dumps(r.to_dict()).decode())"
-    )
+_CHILD = r"""
+import os, resource, sys, time, orjson
+from pathlib import Path
+
+def peak_rss_gib():
+    # VmHWM of this process (reset between stages) and the largest child so far.
+    hwm = 0
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            hwm = int(line.split()[1])
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return max(hwm, kids) / 2**20
+
+def cpu():
+    s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
+
+from paperdesk.store import open_store
+from paperdesk.store.works import resolve_works
+from paperdesk.resolve.authors import resolve_authors
+
+out = {}
+with open_store(sys.argv[1]) as store:
+    for name, fn in (("works", resolve_works), ("authors", resolve_authors)):
+        if name not in sys.argv[2].split(","):
+            continue
+        Path("/proc/self/clear_refs").write_text("5")  # reset VmHWM: per-stage peak
+        t0, c0 = time.perf_counter(), cpu()
+        rep = fn(store)
+        d = rep.to_dict() if hasattr(rep, "to_dict") else vars(rep)
+        d.update(wall=time.perf_counter() - t0, cpu=cpu() - c0, peak_rss_gib=peak_rss_gib())
+        out[name] = d
+print(orjson.dumps(out, default=str).decode())
+"""
+
+
+def run_child(db: Path, stages: str) -> dict:
+    """`resolve_works` then `resolve_authors` (what `paperdesk resolve --no-index` calls)
+    in one child process: per stage its wall time, CPU time (incl. worker processes) and
+    peak RSS (that stage's own high-water mark; workers' figure is the largest so far)."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-c", code, str(db)], stdout=subprocess.PIPE)
+    load0 = os.getloadavg()[0]
+    proc = subprocess.Popen([sys.executable, "-c", _CHILD, str(db), stages], stdout=subprocess.PIPE)
     assert proc.stdout is not None
     out = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
@@ -207,10 +246,40 @@ def run_child(db: Path) -> dict:
     if status != 0:
         raise SystemExit(f"resolve failed with status {status}")
     rep = orjson.loads(out.strip().splitlines()[-1])
-    rep["wall"] = wall
-    rep["cpu"] = usage.ru_utime + usage.ru_stime
-    rep["peak_rss_gib"] = usage.ru_maxrss / 2**20
+    rep["total"] = {
+        "wall": wall,
+        "cpu": usage.ru_utime + usage.ru_stime,
+        "peak_rss_gib": usage.ru_maxrss / 2**20,
+        "load_at_start": load0,
+    }
     return rep
+
+
+def show(rep: dict, what: str) -> None:
+    """Print a run's per-stage figures."""
+    t = rep["total"]
+    print(
+        f"{what}: wall {t['wall']:.1f}s, CPU {t['cpu']:.1f}s (process and its workers), "
+        f"peak RSS {t['peak_rss_gib']:.2f} GiB, load at start {t['load_at_start']:.2f}"
+    )
+    if "works" in rep:
+        w = rep["works"]
+        n = max(1, w["records"])
+        print(
+            f"  works: {w['records']:,} records, wall {w['wall']:.1f}s, CPU {w['cpu']:.1f}s "
+            f"({1000 * w['cpu'] / n:.3f} ms/record), peak RSS {w['peak_rss_gib']:.2f} GiB; "
+            f"{w['new_works']:,} new works, {w['by_identity']:,} joined by identifier, "
+            f"{w['by_content']:,} by content, {w['works_merged']:,} works merged"
+        )
+    if "authors" in rep:
+        a = rep["authors"]
+        sigs = max(1, int(a.get("signatures", 0)))
+        print(
+            f"  authors: {a.get('signatures', 0):,} signatures of {a.get('records', 0):,} "
+            f"records, wall {a['wall']:.1f}s, CPU {a['cpu']:.1f}s "
+            f"({1000 * a['cpu'] / sigs:.3f} ms/signature), peak RSS {a['peak_rss_gib']:.2f} GiB; "
+            f"{a.get('profiles_total', 0):,} profiles"
+        )
 
 
 def score(db: Path, truth: dict[str, int]) -> tuple[float, float, int, int]:
@@ -227,6 +296,37 @@ def score(db: Path, truth: dict[str, int]) -> tuple[float, float, int, int]:
     return tp / max(1, pred), tp / max(1, true), len(by_work), len(per_paper)
 
 
+def _remove(db: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(db) + suffix).unlink(missing_ok=True)
+
+
+def _store(args: argparse.Namespace, feed: list[dict], base: list[dict]) -> dict[str, int]:
+    """Build the store (or copy a snapshot of one built with the same arguments)."""
+    snap = args.snapshot
+    tag = f"{args.records}-{len(feed)}-{args.day}"
+    if snap and Path(f"{snap}.{tag}").exists():
+        t0 = time.perf_counter()
+        shutil.copyfile(f"{snap}.{tag}", args.db)
+        truth = orjson.loads(Path(f"{snap}.{tag}.truth").read_bytes())
+        print(f"copied the built store from {snap}.{tag} in {time.perf_counter() - t0:.0f}s")
+        return truth
+    t0 = time.perf_counter()
+    items = plan(len(base), args.records, seed=1)
+    print(
+        f"plan: {len(items):,} records from {len(base):,} feed papers "
+        f"({Counter(k for _, k in items).most_common()})"
+    )
+    truth = build(args.db, base, items, 0)
+    with open_store(args.db) as store:
+        store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    print(f"built the store in {time.perf_counter() - t0:.0f}s")
+    if snap:
+        shutil.copyfile(args.db, f"{snap}.{tag}")
+        Path(f"{snap}.{tag}.truth").write_bytes(orjson.dumps(truth))
+    return truth
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
@@ -234,35 +334,36 @@ def main() -> None:
     ap.add_argument("--papers", type=int, default=0, help="feed papers used (0 = all)")
     ap.add_argument("--db", type=Path, default=Path("/tmp/paperdesk-bench-resolve.db"))
     ap.add_argument("--day", type=int, default=2000)
+    ap.add_argument(
+        "--stages", default="works,authors", help="works, authors or both (default: both)"
+    )
+    ap.add_argument(
+        "--snapshot",
+        type=Path,
+        default=None,
+        help="keep a copy of the built store under this path (plus a suffix naming the "
+        "arguments) and reuse it on later runs with the same arguments",
+    )
+    ap.add_argument("--no-day", action="store_true", help="skip the incremental day")
     args = ap.parse_args()
-    for suffix in ("", "-wal", "-shm"):
-        Path(str(args.db) + suffix).unlink(missing_ok=True)
-    t0 = time.perf_counter()
+    _remove(args.db)
     feed = load_feed(args.data)
     if args.papers:
         feed = feed[: args.papers]
     held = feed[-args.day // 2 :]
     base = feed[: -args.day // 2]
-    items = plan(len(base), args.records, seed=1)
-    print(
-        f"plan: {len(items):,} records from {len(base):,} feed papers "
-        f"({Counter(k for _, k in items).most_common()})"
-    )
-    truth = build(args.db, base, items, 0)
-    print(f"built the store in {time.perf_counter() - t0:.0f}s")
+    truth = _store(args, feed, base)
 
-    rep = run_child(args.db)
-    print(
-        f"resolve {rep['records']:,} records: wall {rep['wall']:.0f}s, CPU {rep['cpu']:.0f}s, "
-        f"peak RSS {rep['peak_rss_gib']:.2f} GiB; {rep['new_works']:,} works, "
-        f"{rep['by_identity']:,} joined by identifier, {rep['by_content']:,} by content, "
-        f"{rep['works_merged']:,} works merged"
-    )
-    p, r, nw, npap = score(args.db, truth)
-    print(
-        f"  against the generator's truth: pairwise P {p:.4f} R {r:.4f}; "
-        f"{nw:,} works for {npap:,} papers"
-    )
+    rep = run_child(args.db, args.stages)
+    show(rep, f"full resolve of {len(truth):,} records ({args.stages})")
+    if "works" in rep:
+        p, r, nw, npap = score(args.db, truth)
+        print(
+            f"  works against the generator's truth: pairwise P {p:.4f} R {r:.4f}; "
+            f"{nw:,} works for {npap:,} papers"
+        )
+    if args.no_day:
+        return
 
     # An incremental day: held-back papers + copies of papers already resolved.
     rng = random.Random(99)
@@ -272,18 +373,13 @@ def main() -> None:
     day_items += [
         (rng.randrange(len(base)), k) for k in rng.choices(kinds, weights, k=args.day - len(held))
     ]
-    day_truth = build(args.db, base + held, day_items, len(items) + 10)
+    day_truth = build(args.db, base + held, day_items, len(truth) + 10)
     truth.update(day_truth)
-    rep = run_child(args.db)
-    print(
-        f"incremental day of {rep['records']:,} new records: wall {rep['wall']:.1f}s "
-        f"(CPU {rep['cpu']:.1f}s, peak RSS {rep['peak_rss_gib']:.2f} GiB); "
-        f"{rep['new_works']:,} new works, {rep['by_identity']:,} by identifier, "
-        f"{rep['by_content']:,} by content"
-    )
-    p, r, nw, npap = score(args.db, truth)
-    print(f"  after the day: pairwise P {p:.4f} R {r:.4f}; {nw:,} works for {npap:,} papers")
-    print(f"load during the run (1/5/15 min): {os.getloadavg()}")
+    rep = run_child(args.db, args.stages)
+    show(rep, f"incremental day of {len(day_items):,} new records")
+    if "works" in rep:
+        p, r, nw, npap = score(args.db, truth)
+        print(f"  after the day: pairwise P {p:.4f} R {r:.4f}; {nw:,} works for {npap:,} papers")
 
 
 if __name__ == "__main__":
