@@ -29,7 +29,7 @@ from paperdesk.model import Author, SourceRecord
 from paperdesk.normalize import finish
 from paperdesk.resolve.cluster import Clusterer
 from paperdesk.resolve.pairs import MATCH_THRESHOLD, candidate_scores, features, score
-from paperdesk.resolve.works import Doc, make_doc
+from paperdesk.resolve.works import Doc, make_docs
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -155,7 +155,7 @@ def prf(tp: int, pred: int, true: int) -> tuple[float, float, float]:
 
 def bench_dblp_acm(data: Path, show_errors: bool) -> None:
     recs, truth = load_dblp_acm(data)
-    docs = [make_doc(r) for r in recs]
+    docs = make_docs(recs)
     t0 = time.perf_counter()
     scored = sorted(candidate_scores(docs), reverse=True)
     pos = {d.key: i for i, d in enumerate(docs)}
@@ -255,7 +255,7 @@ def bench_feed_openreview(data: Path, out: Path) -> None:
     orv = load_openreview(data)
     recs = feed + orv
     t1 = time.perf_counter()
-    docs = [make_doc(r) for r in recs]
+    docs = make_docs(recs)
     t2 = time.perf_counter()
     scored = sorted(candidate_scores(docs), reverse=True)
     t3 = time.perf_counter()

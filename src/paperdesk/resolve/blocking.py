@@ -153,3 +153,92 @@ def title_keys(docs: Sequence[Doc]) -> np.ndarray:
 
 def abstract_keys(docs: Sequence[Doc]) -> np.ndarray:
     return band_keys([d.abstract_shingles for d in docs], ABSTRACT)
+
+
+class LshIndex:
+    """Stored band keys held in memory during a large resolve run, so each batch looks its
+    keys up with a few vectorised binary searches instead of a SQL join per batch.
+
+    Keys live in sorted segments (merged when a newer one grows to half an older one's
+    size, so adding stays cheap and lookups touch few segments); `work_of` maps each
+    indexed record to the work it was indexed under (the caller follows merge redirects).
+    """
+
+    def __init__(self) -> None:
+        self.segments: list[tuple[np.ndarray, np.ndarray]] = []
+        self.work_of: dict[int, int] = {}
+
+    def add(self, keys: np.ndarray, rowids: np.ndarray, works: np.ndarray) -> None:
+        if not len(keys):
+            return
+        self.work_of.update(zip(rowids.tolist(), works.tolist(), strict=True))
+        order = np.argsort(keys, kind="stable")
+        self.segments.append((keys[order].astype(np.int64), rowids[order].astype(np.int64)))
+        while len(self.segments) > 1 and 2 * len(self.segments[-1][0]) >= len(self.segments[-2][0]):
+            (k2, r2), (k1, r1) = self.segments.pop(), self.segments.pop()
+            k, r = np.concatenate([k1, k2]), np.concatenate([r1, r2])
+            order = np.argsort(k, kind="stable")
+            self.segments.append((k[order], r[order]))
+
+    def top_candidates(
+        self, qkeys: np.ndarray, qdocs: np.ndarray, top: int
+    ) -> dict[int, list[int]]:
+        """doc → the indexed rowids sharing the most keys with it (at most `top`, most
+        shared first). Keys held by more than MAX_BUCKET records say nothing and are
+        skipped, as inside a batch."""
+        keep = qkeys != 0
+        qkeys, qdocs = qkeys[keep], qdocs[keep]
+        if not len(qkeys) or not self.segments:
+            return {}
+        # (np.unique's hash path is slow on large arrays: sort instead.)
+        qorder = np.argsort(qkeys, kind="stable")
+        sk = qkeys[qorder]
+        first = np.concatenate(([True], sk[1:] != sk[:-1]))
+        uk = sk[first]
+        inv = np.empty(len(qkeys), np.int64)
+        inv[qorder] = np.cumsum(first) - 1
+        los, his = [], []
+        count = np.zeros(len(uk), np.int64)
+        for keys, _ in self.segments:
+            lo, hi = np.searchsorted(keys, uk, "left"), np.searchsorted(keys, uk, "right")
+            los.append(lo)
+            his.append(hi)
+            count += hi - lo
+        ok = count <= MAX_BUCKET
+        # Query side grouped by unique key: docs of key u are qd[qstart[u]:qstart[u]+qn[u]].
+        qd = qdocs[qorder]
+        qn = np.bincount(inv, minlength=len(uk))
+        qstart = np.concatenate(([0], np.cumsum(qn)[:-1]))
+        hit_docs, hit_rows = [], []
+        for (_, rows), lo, hi in zip(self.segments, los, his, strict=True):
+            n = np.where(ok, hi - lo, 0)
+            u = np.nonzero(n)[0]
+            if not len(u):
+                continue
+            n = n[u]
+            # Every stored row of each matched key ...
+            first = np.repeat(lo[u] - np.concatenate(([0], np.cumsum(n)[:-1])), n)
+            m_rows = rows[first + np.arange(int(n.sum()))]
+            m_key = np.repeat(u, n)
+            # ... paired with every query doc holding that key.
+            rep = qn[m_key]
+            total = int(rep.sum())
+            offs = np.arange(total) - np.repeat(np.cumsum(rep) - rep, rep)
+            hit_rows.append(np.repeat(m_rows, rep))
+            hit_docs.append(qd[np.repeat(qstart[m_key], rep) + offs])
+        if not hit_rows:
+            return {}
+        docs, rws = np.concatenate(hit_docs), np.concatenate(hit_rows)
+        code = np.sort((docs << 40) | rws)
+        cut = np.nonzero(np.concatenate(([True], code[1:] != code[:-1], [True])))[0]
+        code, counts = code[cut[:-1]], np.diff(cut)
+        d, r = code >> 40, code & ((1 << 40) - 1)
+        order = np.lexsort((-counts, d))
+        d, r = d[order], r[order]
+        starts = np.nonzero(np.concatenate(([True], d[1:] != d[:-1])))[0]
+        rank = np.arange(len(d)) - np.repeat(starts, np.diff(np.append(starts, len(d))))
+        sel = rank < top
+        out: dict[int, list[int]] = {}
+        for doc, rowid in zip(d[sel].tolist(), r[sel].tolist(), strict=True):
+            out.setdefault(doc, []).append(rowid)
+        return out

@@ -24,6 +24,7 @@ import unicodedata
 import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
@@ -79,7 +80,47 @@ class Doc:
     'EuroLLM-9B' from 'EuroLLM-22B' and 'Co-Seg++' from 'Co-Seg' (a sequel, not a copy)."""
 
 
-def identity_keys(record: SourceRecord) -> list[tuple[str, str]]:
+class AuthorView(Protocol):
+    """What the matcher reads of an author (a `paperdesk.model.Author` or a lighter view)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def family(self) -> str | None: ...
+
+
+class RecordView(Protocol):
+    """What the matcher reads of a record: a `SourceRecord`, or a light view of a stored
+    one (`paperdesk.store.works.RecordLite`: decoding full records cost more than
+    featurising them)."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def source_id(self) -> str: ...
+    @property
+    def title(self) -> str | None: ...
+    @property
+    def title_text(self) -> str | None: ...
+    @property
+    def abstract(self) -> str | None: ...
+    @property
+    def abstract_text(self) -> str | None: ...
+    @property
+    def authors(self) -> Sequence[AuthorView]: ...
+    @property
+    def doi(self) -> str | None: ...
+    @property
+    def arxiv_id(self) -> str | None: ...
+    @property
+    def ids(self) -> dict[str, str]: ...
+    @property
+    def year(self) -> int | None: ...
+
+
+def identity_keys(record: RecordView) -> list[tuple[str, str]]:
     """The record's stable paper identifiers, strongest first, normalised.
 
     The arXiv DOI (10.48550/arXiv.N) is folded into the arXiv key so a preprint cited by
@@ -118,11 +159,22 @@ def identity_keys(record: SourceRecord) -> list[tuple[str, str]]:
 
 
 def fold(text: str) -> str:
-    """Lower case without accents; the common ASCII case skips Unicode work (it is hot)."""
+    """Lower case without accents; the common ASCII case skips Unicode work (it is hot).
+
+    Only the non-ASCII runs are decomposed: ASCII characters are unchanged by NFKD and
+    never reorder with combining marks, so this equals decomposing the whole text, without
+    a Python step per character of a long abstract holding one 'é'."""
     if text.isascii():
         return text.lower()
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
+    return _NON_ASCII.sub(_strip_marks, text).lower()
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+
+
+def _strip_marks(m: re.Match[str]) -> str:
+    decomposed = unicodedata.normalize("NFKD", m.group())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 _SEP = "\x1f"  # joins many names into one string normalised at once (it is kept as is)
@@ -151,6 +203,7 @@ def norm_text(text: str | None) -> str:
 
 
 _HASH_CACHE: dict[str, int] = {}
+_STOP_HASHES = np.array(sorted({zlib.crc32(w.encode()) for w in STOPWORDS}), dtype=np.uint32)
 
 
 def _word_hashes(words: list[str]) -> np.ndarray:
@@ -167,13 +220,6 @@ def _word_hashes(words: list[str]) -> np.ndarray:
         return np.fromiter(map(cache.__getitem__, words), dtype=np.uint32, count=len(words))
 
 
-def _bigrams(h: np.ndarray) -> np.ndarray:
-    if len(h) < 2:
-        return np.unique(h)
-    x = (h[:-1].astype(np.uint64) * np.uint64(0x9E3779B1)) ^ h[1:].astype(np.uint64)
-    return np.unique((x ^ (x >> np.uint64(29))).astype(np.uint32))
-
-
 def _norm_many(texts: list[str]) -> list[list[str]]:
     """`norm_text(t).split()` for many short strings in one pass (author names are hot)."""
     joined = _SEP.join(t.replace(_SEP, " ") for t in texts)
@@ -182,48 +228,127 @@ def _norm_many(texts: list[str]) -> list[list[str]]:
     return [part.split() for part in fold(joined).translate(_PUNCT).split(_SEP)]
 
 
-def surname_keys(record: SourceRecord) -> tuple[frozenset[str], frozenset[str]]:
+def surname_keys(record: RecordView) -> tuple[frozenset[str], frozenset[str]]:
     """Folded family names and all folded name words (robust to initials and name order)."""
-    if not record.authors:
-        return frozenset(), frozenset()
-    names = _norm_many([a.name for a in record.authors])
-    families = _norm_many([a.family or "" for a in record.authors])
-    fams: set[str] = set()
-    words: set[str] = set()
-    for name, family in zip(names, families, strict=True):
-        words.update(w for w in name if len(w) > 1)
-        k = "".join(family) if family else (name[-1] if name else "")
-        if k:
-            fams.add(k)
-            words.add(k)
-    return frozenset(fams), frozenset(words)
+    return _surname_sets([record])[0]
 
 
-def make_doc(record: SourceRecord) -> Doc:
+def _surname_sets(records: Sequence[RecordView]) -> list[tuple[frozenset[str], frozenset[str]]]:
+    """`surname_keys` of many records, their names normalised in one pass."""
+    authors = [a for r in records for a in r.authors]
+    names = _norm_many([a.name for a in authors]) if authors else []
+    families = _norm_many([a.family or "" for a in authors]) if authors else []
+    out = []
+    at = 0
+    for r in records:
+        fams: set[str] = set()
+        words: set[str] = set()
+        for name, family in zip(
+            names[at : at + len(r.authors)], families[at : at + len(r.authors)], strict=True
+        ):
+            words.update([w for w in name if len(w) > 1])
+            k = (
+                (family[0] if len(family) == 1 else "".join(family))
+                if family
+                else (name[-1] if name else "")
+            )
+            if k:
+                fams.add(k)
+                words.add(k)
+        at += len(r.authors)
+        out.append((frozenset(fams), frozenset(words)))
+    return out
+
+
+def make_doc(record: RecordView) -> Doc:
     """Reduce a record to the matcher's features."""
-    raw_title = record.title_text or record.title or ""
-    # Bracketed notes are the library's, not the paper's: '(Panel Abstract)', '(demo)'.
-    bare = _BRACKETED.sub(" ", raw_title)
-    title = norm_text(bare if bare.strip() else raw_title)
-    head = _SUBTITLE.split(raw_title, maxsplit=1)
-    title_head = norm_text(head[0]) if len(head) > 1 else ""
-    t_words = [w for w in title.split() if w not in STOPWORDS]
-    abstract = norm_text((record.abstract_text or record.abstract or "")[:_ABSTRACT_CHARS])
-    a_words = [w for w in abstract.split() if w not in STOPWORDS][:ABSTRACT_WORDS]
-    fams, name_words = surname_keys(record)
-    return Doc(
-        key=record.key,
-        ids=identity_keys(record),
-        title=title,
-        title_head=title_head if title_head != title else "",
-        title_tokens=np.unique(_word_hashes(t_words)),
-        abstract_shingles=_bigrams(_word_hashes(a_words)),
-        surnames=fams,
-        name_tokens=name_words,
-        year=record.year,
-        source=record.source,
-        title_marks=frozenset(_DIGITS.findall(title) + (["++"] if "++" in raw_title else [])),
-    )
+    return make_docs([record])[0]
+
+
+def make_docs(records: Sequence[RecordView]) -> list[Doc]:
+    """Reduce many records to the matcher's features at once: the text work is per record,
+    while hashing words and building the sorted sets runs once over the whole batch (per
+    record, numpy's call overhead cost more than the arithmetic)."""
+    parts = []
+    t_lists: list[list[str]] = []
+    a_lists: list[list[str]] = []
+    for record in records:
+        raw_title = record.title_text or record.title or ""
+        # Bracketed notes are the library's, not the paper's: '(Panel Abstract)', '(demo)'.
+        bare = _BRACKETED.sub(" ", raw_title)
+        title = norm_text(bare if bare.strip() else raw_title)
+        head = _SUBTITLE.split(raw_title, maxsplit=1)
+        title_head = norm_text(head[0]) if len(head) > 1 else ""
+        t_lists.append(title.split())
+        a_lists.append(_words((record.abstract_text or record.abstract or "")[:_ABSTRACT_CHARS]))
+        parts.append((record, title, title_head, "++" in raw_title))
+    t_sets = _hash_sets(t_lists, pairs=False)
+    a_sets = _hash_sets(a_lists, pairs=True, cap=ABSTRACT_WORDS)
+    docs = []
+    for (record, title, title_head, plus), t_set, a_set, (fams, name_words) in zip(
+        parts, t_sets, a_sets, _surname_sets(records), strict=True
+    ):
+        docs.append(
+            Doc(
+                key=record.key,
+                ids=identity_keys(record),
+                title=title,
+                title_head=title_head if title_head != title else "",
+                title_tokens=t_set,
+                abstract_shingles=a_set,
+                surnames=fams,
+                name_tokens=name_words,
+                year=record.year,
+                source=record.source,
+                title_marks=frozenset(_DIGITS.findall(title) + (["++"] if plus else [])),
+            )
+        )
+    return docs
+
+
+def _words(text: str) -> list[str]:
+    """`norm_text(text).split()` without joining the words only to split them again."""
+    if not text:
+        return []
+    if "&" in text:
+        text = html.unescape(text)
+    return fold(text).translate(_PUNCT).split()
+
+
+def _hash_sets(lists: list[list[str]], pairs: bool, cap: int = 0) -> list[np.ndarray]:
+    """Per list, the sorted unique hashes of its words once stopwords are dropped
+    (`pairs`: of its adjacent remaining words; a one-word list keeps its word; `cap`: of
+    its first `cap` remaining words), computed for all lists in one pass."""
+    n = len(lists)
+    lens = np.fromiter(map(len, lists), dtype=np.int64, count=n)
+    flat = _word_hashes([w for words in lists for w in words])
+    owner = np.repeat(np.arange(n, dtype=np.uint64), lens)
+    keep = ~np.isin(flat, _STOP_HASHES)
+    if cap:
+        # Rank of each kept word within its list: keep the first `cap`.
+        kept = np.cumsum(keep)
+        before = np.concatenate(([0], kept))[np.cumsum(lens) - lens]
+        keep &= kept - np.repeat(before, lens) <= cap
+    flat, owner = flat[keep], owner[keep]
+    lens = np.bincount(owner.astype(np.int64), minlength=n)
+    if pairs:
+        x = (flat[:-1].astype(np.uint64) * np.uint64(0x9E3779B1)) ^ flat[1:].astype(np.uint64)
+        inside = owner[:-1] == owner[1:]
+        own = owner[:-1][inside]
+        vals = (x ^ (x >> np.uint64(29))).astype(np.uint32)[inside]
+        single = np.nonzero(lens == 1)[0]
+        if len(single):
+            starts = np.cumsum(lens) - lens
+            own = np.concatenate([own, single.astype(np.uint64)])
+            vals = np.concatenate([vals, flat[starts[single]]])
+    else:
+        own, vals = owner, flat
+    code = np.sort((own << np.uint64(32)) | vals.astype(np.uint64))
+    if len(code):  # (np.unique hashes large arrays: several times slower than a sort)
+        code = code[np.concatenate(([True], code[1:] != code[:-1]))]
+    bounds = np.searchsorted(code >> np.uint64(32), np.arange(n + 1, dtype=np.uint64))
+    uniq = (code & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+    return [uniq[bounds[i] : bounds[i + 1]].copy() for i in range(n)]
 
 
 def cluster_records(
@@ -241,7 +366,7 @@ def cluster_records(
     from paperdesk.resolve.cluster import Clusterer
     from paperdesk.resolve.pairs import MATCH_THRESHOLD, candidate_scores
 
-    docs = [make_doc(r) for r in records]
+    docs = make_docs(records)
     thr = MATCH_THRESHOLD if threshold is None else threshold
     cl = Clusterer(docs)
     pos = {d.key: i for i, d in enumerate(docs)}

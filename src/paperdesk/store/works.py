@@ -28,10 +28,16 @@ import numpy as np
 import orjson
 
 from paperdesk.errors import NotFoundError, PaperdeskError
-from paperdesk.resolve.blocking import MAX_BUCKET, abstract_keys, candidate_pairs, title_keys
+from paperdesk.resolve.blocking import (
+    MAX_BUCKET,
+    LshIndex,
+    abstract_keys,
+    candidate_pairs,
+    title_keys,
+)
 from paperdesk.resolve.cluster import Clusterer
 from paperdesk.resolve.pairs import MATCH_THRESHOLD, score
-from paperdesk.resolve.works import Doc, make_doc
+from paperdesk.resolve.works import Doc, make_doc, make_docs
 from paperdesk.store.sqlite import SQLiteStore, decode_record, now
 
 CHECKPOINT = "resolve.works.seq"
@@ -152,33 +158,119 @@ def _iter_changed(
         yield [(int(r), int(s), bytes(d)) for r, s, d in rows]
 
 
-def featurize(rows: Sequence[tuple[int, int, bytes]]) -> list[tuple[int, int, Doc]]:
-    """(rowid, seq, Doc) for stored rows: the CPU-heavy part, run in worker processes."""
-    return [(r, s, make_doc(decode_record(d))) for r, s, d in rows]
+class AuthorLite:
+    """The two author fields the matcher reads."""
+
+    __slots__ = ("name", "family")
+
+    def __init__(self, name: str, family: str | None):
+        self.name, self.family = name, family
 
 
-def _featurized(
-    conn: sqlite3.Connection, after: int, batch_size: int, workers: int
-) -> Iterator[list[tuple[int, int, Doc]]]:
-    """Featurised batches in order; with `workers` > 1 the next batches are prepared in
-    other processes while this one resolves the current batch (2 cores: ~2x)."""
+class RecordLite:
+    """A stored record reduced to the fields the matcher reads, straight from its JSON
+    (building the full `SourceRecord` with its nested dataclasses cost as much as
+    parsing the JSON itself)."""
+
+    __slots__ = (
+        "source",
+        "source_id",
+        "title",
+        "title_text",
+        "abstract",
+        "abstract_text",
+        "authors",
+        "doi",
+        "arxiv_id",
+        "ids",
+        "year",
+    )
+
+    def __init__(self, data: bytes):
+        d = orjson.loads(data)
+        g = d.get
+        self.source, self.source_id = d["source"], d["source_id"]
+        self.title, self.title_text = g("title"), g("title_text")
+        self.abstract, self.abstract_text = g("abstract"), g("abstract_text")
+        self.authors = [AuthorLite(a["name"], a.get("family")) for a in g("authors") or ()]
+        self.doi, self.arxiv_id = g("doi"), g("arxiv_id")
+        self.ids = g("ids") or {}
+        self.year = g("year")
+
+    @property
+    def key(self) -> str:
+        return f"{self.source}:{self.source_id}"
+
+
+@dataclass
+class Prepared:
+    """One batch made ready for the resolving process (built in a worker process): the
+    records' features, their LSH keys and the within-batch pairs that reach the threshold."""
+
+    rowids: list[int]
+    seqs: list[int]
+    docs: list[Doc]
+    tkeys: np.ndarray
+    akeys: np.ndarray
+    pairs: list[tuple[float, int, int]]
+    """(score, i, j), best first, only pairs scoring at least the threshold."""
+
+
+def prepare(rows: Sequence[tuple[int, int, bytes]], threshold: float) -> Prepared:
+    """Featurise stored rows and score their within-batch candidate pairs: everything of a
+    batch that does not depend on the store, so it runs in worker processes while the
+    resolving process attaches the previous batch."""
+    docs = make_docs([RecordLite(d) for _, _, d in rows])
+    tkeys, akeys = title_keys(docs), abstract_keys(docs)
+    pairs = []
+    for i, j in candidate_pairs([tkeys, akeys]):
+        sc = score(docs[i], docs[j], threshold)
+        if sc >= threshold:
+            pairs.append((sc, i, j))
+    pairs.sort(reverse=True)
+    return Prepared([r for r, _, _ in rows], [q for _, q, _ in rows], docs, tkeys, akeys, pairs)
+
+
+def _prepared(
+    conn: sqlite3.Connection, after: int, batch_size: int, workers: int, threshold: float
+) -> Iterator[Prepared]:
+    """Prepared batches in order; with `workers` > 1 the next batches are prepared in
+    other processes (one batch each) while this one resolves the current batch."""
     raw = _iter_changed(conn, after, batch_size)
     if workers <= 1:
         for rows in raw:
-            yield featurize(rows)
+            yield prepare(rows, threshold)
         return
     ctx = multiprocessing.get_context("spawn")  # no fork of an open SQLite connection
     with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
-        pending: deque[list[Future[list[tuple[int, int, Doc]]]]] = deque()
-        step = max(1, batch_size // workers)
+        pending: deque[Future[Prepared]] = deque()
         for rows in raw:
-            pending.append(
-                [pool.submit(featurize, rows[i : i + step]) for i in range(0, len(rows), step)]
-            )
+            pending.append(pool.submit(prepare, rows, threshold))
             if len(pending) > workers:
-                yield [x for f in pending.popleft() for x in f.result()]
+                yield pending.popleft().result()
         while pending:
-            yield [x for f in pending.popleft() for x in f.result()]
+            yield pending.popleft().result()
+
+
+@dataclass
+class _Run:
+    """State one resolve run keeps across its batches."""
+
+    base: int
+    cache: dict[int, Doc]
+    """Features of indexed records, so later batches reuse them."""
+    redirects: dict[int, int]
+    """Merge redirects (old → new work), loaded once and kept current by the run."""
+    index: LshIndex | None = None
+    """In-memory copy of `work_lsh` for large runs (None: look keys up in SQL)."""
+
+    def follow(self, work: int) -> int:
+        for _ in range(100):
+            nxt = self.redirects.get(work)
+            if nxt is None:
+                return work
+            work = nxt
+        raise PaperdeskError(f"redirect loop at work {format_id(work)}")
 
 
 def resolve_works(
@@ -214,18 +306,24 @@ def resolve_works(
         base = max([0, *old_assignment.values(), int(row[0] or 0)]) + 1_000_000
     if not full:
         _backfill_docs(store)
-    cache: dict[int, Doc] = {}  # features of indexed records, so later batches reuse them
     todo = int(conn.execute("SELECT COUNT(*) FROM records WHERE seq > ?", (after,)).fetchone()[0])
     nproc = workers if workers is not None else min(2, os.cpu_count() or 1)
     if workers is None and todo < PARALLEL_MIN:
         nproc = 1  # starting worker processes costs more than a small run
-    for batch in _featurized(conn, after, batch_size, nproc):
-        if len(cache) > DOC_CACHE:
-            cache.clear()
+    run = _Run(
+        base,
+        {},
+        {int(o): int(n) for o, n in conn.execute("SELECT old_id, new_id FROM work_redirects")},
+    )
+    if todo >= PARALLEL_MIN:
+        run.index = _load_index(conn)
+    for batch in _prepared(conn, after, batch_size, nproc, threshold):
+        if len(run.cache) > DOC_CACHE:
+            run.cache.clear()
         with store.transaction():
-            _resolve_batch(conn, batch, threshold, report, base, cache)
-            report.records += len(batch)
-            report.last_seq = batch[-1][1]
+            _resolve_batch(conn, batch, threshold, report, run)
+            report.records += len(batch.docs)
+            report.last_seq = batch.seqs[-1]
             store._set_checkpoint(CHECKPOINT, report.last_seq, stamp=now())
         if progress:
             progress(report)
@@ -234,6 +332,17 @@ def resolve_works(
             _restore_ids(conn, old_assignment, base)
     report.seconds = time.perf_counter() - t0
     return report
+
+
+def _load_index(conn: sqlite3.Connection) -> LshIndex:
+    """`work_lsh` in memory (a large run looks up tens of thousands of keys per batch)."""
+    index = LshIndex()
+    rows = np.array(
+        conn.execute("SELECT band_key, record_rowid, work_id FROM work_lsh").fetchall(),
+        dtype=np.int64,
+    ).reshape(-1, 3)
+    index.add(rows[:, 0], rows[:, 1], rows[:, 2])
+    return index
 
 
 def _backfill_docs(store: SQLiteStore) -> None:
@@ -279,14 +388,13 @@ def _new_work(conn: sqlite3.Connection, base: int) -> int:
 
 def _resolve_batch(
     conn: sqlite3.Connection,
-    batch: Sequence[tuple[int, int, Doc]],
+    batch: Prepared,
     threshold: float,
     report: ResolveReport,
-    base: int,
-    cache: dict[int, Doc],
+    run: _Run,
 ) -> None:
-    docs = [d for _, _, d in batch]
-    rowids = [rowid for rowid, _, _ in batch]
+    docs, rowids, tkeys, akeys = batch.docs, batch.rowids, batch.tkeys, batch.akeys
+    base, cache = run.base, run.cache
     keys = [d.key for d in docs]
     pos = {k: i for i, k in enumerate(keys)}
     pos_of = {rowid: i for i, rowid in enumerate(rowids)}
@@ -308,14 +416,9 @@ def _resolve_batch(
             if mine in pos and other not in pos:
                 (must_partner if kind == "must" else cannot_partner)[pos[mine]].add(other)
 
-    # Stage 1 and 2 inside the batch.
+    # Stage 1 and 2 inside the batch (pairs scored by `prepare`, best first).
     cl.link_identities()
-    tkeys = title_keys(docs)
-    akeys = abstract_keys(docs)
-    scored = [(score(docs[i], docs[j]), i, j) for i, j in candidate_pairs([tkeys, akeys])]
-    for s, i, j in sorted(scored, reverse=True):
-        if s < threshold:
-            break
+    for _, i, j in batch.pairs:
         cl.union(i, j)
     groups = cl.groups()
 
@@ -351,7 +454,7 @@ def _resolve_batch(
         plans.append((g, existing, {}))
         need_content.append(len(plans) - 1)
     if need_content:
-        _content_candidates(conn, plans, need_content, docs, tkeys, akeys, cache)
+        _content_candidates(conn, plans, need_content, batch, run, threshold)
 
     forbidden_by_group: dict[int, set[int]] = {}
     for n, (g, _, _) in enumerate(plans):
@@ -374,7 +477,7 @@ def _resolve_batch(
         how = "new"
         best = None
         for w in existing:
-            w = follow(conn, w)
+            w = run.follow(w)
             if w in forbidden:
                 continue
             if target is None:
@@ -383,6 +486,7 @@ def _resolve_batch(
                 continue
             if w != target and _mergeable(conn, target, w, wkeys):
                 _merge_into(conn, w, target, "a record holds identifiers of both")
+                run.redirects[w] = target
                 wkeys[target] = _merge_keys(wkeys.get(target, {}), wkeys.pop(w, {}))
                 report.works_merged += 1
         # Content matches: the best one takes the group when no identifier did; any other
@@ -391,7 +495,7 @@ def _resolve_batch(
         for w, s in sorted(content.items(), key=lambda x: -x[1]):
             if s < threshold:
                 break
-            w = follow(conn, w)
+            w = run.follow(w)
             if w == target or w in forbidden:
                 continue
             have = _merge_keys(wkeys.get(target, {}), gids) if target is not None else gids
@@ -402,6 +506,7 @@ def _resolve_batch(
             elif _mergeable(conn, target, w, wkeys):
                 keep, gone = min(target, w), max(target, w)  # the older id survives
                 _merge_into(conn, gone, keep, "a record matches both by content")
+                run.redirects[gone] = keep
                 wkeys[keep] = _merge_keys(wkeys.get(keep, {}), wkeys.pop(gone, {}))
                 target = keep
                 report.works_merged += 1
@@ -425,6 +530,9 @@ def _resolve_batch(
         conn.executemany(
             "INSERT INTO work_lsh (band_key, record_rowid, work_id) VALUES (?, ?, ?)", lsh_rows
         )
+        if run.index is not None:
+            arr = np.array(lsh_rows, dtype=np.int64)
+            run.index.add(arr[:, 0], arr[:, 1], arr[:, 2])
 
 
 def _prior(conn: sqlite3.Connection, keys: Sequence[str]) -> dict[str, int]:
@@ -563,20 +671,49 @@ def _content_candidates(
     conn: sqlite3.Connection,
     plans: list[tuple[list[int], list[int], dict[int, float]]],
     which: Sequence[int],
-    docs: Sequence[Doc],
-    tkeys: np.ndarray,
-    akeys: np.ndarray,
-    cache: dict[int, Doc],
+    batch: Prepared,
+    run: _Run,
+    threshold: float,
 ) -> None:
     """Fill plans[n][2] (work → best score) from stored LSH keys, for groups in `which`."""
-    want: dict[int, list[int]] = defaultdict(list)  # band key -> batch doc indexes
+    docs, cache = batch.docs, run.cache
+    members = np.array([i for n in which for i in plans[n][0]], dtype=np.int64)
+    if run.index is not None:
+        qkeys = np.hstack([batch.tkeys[members], batch.akeys[members]])
+        qdocs = np.repeat(members, qkeys.shape[1])
+        found = run.index.top_candidates(qkeys.reshape(-1), qdocs, TOP_CANDIDATES)
+        top = {i: [(r, run.follow(run.index.work_of[r])) for r in rws] for i, rws in found.items()}
+    else:
+        top = _sql_candidates(conn, members, batch)
+    rows = sorted({r for lst in top.values() for r, _ in lst} - cache.keys())
+    for part in _chunks(rows):
+        sql = f"SELECT record_rowid, doc FROM work_docs WHERE record_rowid IN ({_marks(len(part))})"  # noqa: S608
+        for rowid, blob in conn.execute(sql, list(part)):
+            cache[int(rowid)] = unpack_doc(blob)
     for n in which:
+        best = plans[n][2]
         for i in plans[n][0]:
-            for k in (*tkeys[i], *akeys[i]):
-                if k:
-                    want[int(k)].append(i)
+            for rowid, work in top.get(i, ()):
+                c = cache.get(rowid)
+                if c is None:
+                    continue
+                s = score(docs[i], c, threshold)
+                if s > best.get(work, -1.0):
+                    best[work] = s
+
+
+def _sql_candidates(
+    conn: sqlite3.Connection, members: np.ndarray, batch: Prepared
+) -> dict[int, list[tuple[int, int]]]:
+    """doc → (rowid, work) of the stored records sharing the most LSH keys with it, looked
+    up in `work_lsh` (small runs: no index to load)."""
+    want: dict[int, list[int]] = defaultdict(list)  # band key -> batch doc indexes
+    for i in members.tolist():
+        for k in (*batch.tkeys[i].tolist(), *batch.akeys[i].tolist()):
+            if k:
+                want[k].append(i)
     if not want:
-        return
+        return {}
     hits: dict[int, Counter[tuple[int, int]]] = defaultdict(Counter)  # doc -> shared keys
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS _want (band_key INTEGER PRIMARY KEY)")
     conn.execute("DELETE FROM _want")
@@ -594,22 +731,7 @@ def _content_candidates(
         for i in want[k]:
             hits[i].update(found)
     # The candidates sharing the most keys are the likeliest twins: score those only.
-    top = {i: [rw for rw, _ in c.most_common(TOP_CANDIDATES)] for i, c in hits.items()}
-    rows = sorted({r for lst in top.values() for r, _ in lst} - cache.keys())
-    for part in _chunks(rows):
-        sql = f"SELECT record_rowid, doc FROM work_docs WHERE record_rowid IN ({_marks(len(part))})"  # noqa: S608
-        for rowid, blob in conn.execute(sql, list(part)):
-            cache[int(rowid)] = unpack_doc(blob)
-    for n in which:
-        best = plans[n][2]
-        for i in plans[n][0]:
-            for rowid, work in top.get(i, ()):
-                c = cache.get(rowid)
-                if c is None:
-                    continue
-                s = score(docs[i], c)
-                if s > best.get(work, -1.0):
-                    best[work] = s
+    return {i: [rw for rw, _ in c.most_common(TOP_CANDIDATES)] for i, c in hits.items()}
 
 
 def pack_doc(d: Doc) -> bytes:
