@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import functools
 import gzip
 import json
 from pathlib import Path
@@ -25,6 +26,9 @@ from paperdesk.store.works import (
     split_work,
     work_id_for,
     work_ids_for,
+)
+from paperdesk.store.works import (
+    resolve_works as resolve_store,
 )
 
 
@@ -196,7 +200,11 @@ def test_hostile_text_is_just_text() -> None:
 
 
 # -- the store: incremental, stable ids, redirects, curations -----------------------------
-def test_incremental_resolve_keeps_ids_and_merges_leave_redirects(store: SQLiteStore) -> None:
+@pytest.mark.parametrize("in_memory", [False, True], ids=["sql-lookup", "in-memory-index"])
+def test_incremental_resolve_keeps_ids_and_merges_leave_redirects(
+    store: SQLiteStore, in_memory: bool
+) -> None:
+    resolve_works = functools.partial(resolve_store, in_memory=in_memory)
     f = feed({"2503.19551", "2503.19168"})
     store.put_records(list(f.values()), origin="feed")
     pre = rec("mylist", "p", doi="10.1000/pub.1", title="Published version of something")
@@ -317,7 +325,11 @@ def test_cli_resolve_work_and_record(tmp_path: Path) -> None:
     assert out.exit_code == 3 and "no work W999" in out.output
 
 
-def test_copies_in_separate_runs_join_when_the_original_bridges_them(store: SQLiteStore) -> None:
+@pytest.mark.parametrize("in_memory", [False, True], ids=["sql-lookup", "in-memory-index"])
+def test_copies_in_separate_runs_join_when_the_original_bridges_them(
+    store: SQLiteStore, in_memory: bool
+) -> None:
+    resolve_works = functools.partial(resolve_store, in_memory=in_memory)
     paper = feed({"2503.11692"})["2503.11692"]
     names = [a.name for a in paper.authors]
     assert paper.abstract

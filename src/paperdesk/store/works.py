@@ -256,11 +256,12 @@ def _prepared(
 class _Run:
     """State one resolve run keeps across its batches."""
 
-    base: int
     cache: dict[int, Doc]
     """Features of indexed records, so later batches reuse them."""
     redirects: dict[int, int]
     """Merge redirects (old → new work), loaded once and kept current by the run."""
+    next_id: int = 0
+    """The id the next new work gets (ids are never reused, nor are merged-away ones)."""
     index: LshIndex | None = None
     """In-memory copy of `work_lsh` for large runs (None: look keys up in SQL)."""
 
@@ -280,9 +281,13 @@ def resolve_works(
     batch_size: int = 20_000,
     threshold: float = MATCH_THRESHOLD,
     workers: int | None = None,
+    in_memory: bool | None = None,
     progress: Callable[[ResolveReport], None] | None = None,
 ) -> ResolveReport:
-    """Resolve records changed since the last run into works (all records when `full`)."""
+    """Resolve records changed since the last run into works (all records when `full`).
+
+    `in_memory`: hold the stored LSH keys in memory for the run (default: when at least
+    PARALLEL_MIN records are to resolve; loading them costs more than a small run saves)."""
     t0 = time.perf_counter()
     conn = store.conn
     report = ResolveReport()
@@ -311,11 +316,11 @@ def resolve_works(
     if workers is None and todo < PARALLEL_MIN:
         nproc = 1  # starting worker processes costs more than a small run
     run = _Run(
-        base,
         {},
         {int(o): int(n) for o, n in conn.execute("SELECT old_id, new_id FROM work_redirects")},
     )
-    if todo >= PARALLEL_MIN:
+    run.next_id = _first_new_id(conn, base)
+    if in_memory or (in_memory is None and todo >= PARALLEL_MIN):
         run.index = _load_index(conn)
     for batch in _prepared(conn, after, batch_size, nproc, threshold):
         if len(run.cache) > DOC_CACHE:
@@ -365,21 +370,21 @@ def _backfill_docs(store: SQLiteStore) -> None:
             )
 
 
-def _new_work(conn: sqlite3.Connection, base: int) -> int:
-    stamp = now()
+def _first_new_id(conn: sqlite3.Connection, base: int) -> int:
+    """The id `_new_work` would give now (a run then counts up from it)."""
     if base:
         row = conn.execute("SELECT MAX(id) FROM works").fetchone()
-        wid = max(int(row[0] or 0) + 1, base)
-        conn.execute(
-            "INSERT INTO works (id, created_at, updated_at) VALUES (?, ?, ?)", (wid, stamp, stamp)
-        )
-        return wid
-    # Never reuse an id a redirect still points from.
+        return max(int(row[0] or 0) + 1, base)
     row = conn.execute(
         "SELECT MAX(m) FROM (SELECT MAX(id) m FROM works UNION ALL"
         " SELECT MAX(old_id) FROM work_redirects)"
     ).fetchone()
-    wid = int(row[0] or 0) + 1
+    return int(row[0] or 0) + 1
+
+
+def _new_work(conn: sqlite3.Connection) -> int:
+    stamp = now()
+    wid = _first_new_id(conn, 0)
     conn.execute(
         "INSERT INTO works (id, created_at, updated_at) VALUES (?, ?, ?)", (wid, stamp, stamp)
     )
@@ -394,7 +399,7 @@ def _resolve_batch(
     run: _Run,
 ) -> None:
     docs, rowids, tkeys, akeys = batch.docs, batch.rowids, batch.tkeys, batch.akeys
-    base, cache = run.base, run.cache
+    cache = run.cache
     keys = [d.key for d in docs]
     pos = {k: i for i, k in enumerate(keys)}
     pos_of = {rowid: i for i, rowid in enumerate(rowids)}
@@ -463,6 +468,8 @@ def _resolve_batch(
             forbidden_by_group[n] = fw
     cand_works = {w for _, ex, cs in plans for w in (*ex, *cs)}
     wkeys = _work_keys_of(conn, cand_works)
+    out = _Writes(now())
+    out.load_flags(conn, cand_works)
 
     # Decide and write.
     counts: Counter[str] = Counter()
@@ -484,8 +491,9 @@ def _resolve_batch(
                 target = w
                 how = "curation" if any(must_partner.get(i) for i in g) else ""
                 continue
-            if w != target and _mergeable(conn, target, w, wkeys):
+            if w != target and out.flush(conn) and _mergeable(conn, target, w, wkeys):
                 _merge_into(conn, w, target, "a record holds identifiers of both")
+                out.merged(w, target)
                 run.redirects[w] = target
                 wkeys[target] = _merge_keys(wkeys.get(target, {}), wkeys.pop(w, {}))
                 report.works_merged += 1
@@ -503,20 +511,25 @@ def _resolve_batch(
                 continue
             if target is None:
                 target, how, best = w, "content", s
-            elif _mergeable(conn, target, w, wkeys):
+            elif out.flush(conn) and _mergeable(conn, target, w, wkeys):
                 keep, gone = min(target, w), max(target, w)  # the older id survives
                 _merge_into(conn, gone, keep, "a record matches both by content")
+                out.merged(gone, keep)
                 run.redirects[gone] = keep
                 wkeys[keep] = _merge_keys(wkeys.get(keep, {}), wkeys.pop(gone, {}))
                 target = keep
                 report.works_merged += 1
         if target is None:
-            target = _new_work(conn, base)
+            target = run.next_id
+            run.next_id += 1
+            out.new_works.append(target)
+            out.flags[target] = [False, False]
             report.new_works += 1
             how = "new"
         wkeys[target] = _merge_keys(wkeys.get(target, {}), gids)
-        _attach(conn, target, g, docs, how, best, registry, counts)
-        lsh_rows += _lsh_rows(conn, target, g, docs, rowids, tkeys, akeys)
+        _attach(out, target, g, docs, how, best, registry, counts)
+        lsh_rows += _lsh_rows(conn, out, target, g, docs, rowids, tkeys, akeys)
+    out.flush(conn)
     report.by_identity += counts["id"]
     report.by_content += counts["content"]
     indexed = sorted({rowid for _, rowid, _ in lsh_rows})
@@ -527,6 +540,7 @@ def _resolve_batch(
         [(rowid, pack_doc(docs[pos_of[rowid]])) for rowid in indexed],
     )
     if lsh_rows:
+        lsh_rows.sort()  # B-tree inserts in key order touch each page once
         conn.executemany(
             "INSERT INTO work_lsh (band_key, record_rowid, work_id) VALUES (?, ?, ?)", lsh_rows
         )
@@ -588,7 +602,7 @@ def _merge_into(conn: sqlite3.Connection, old: int, new: int, reason: str) -> No
 
 
 def _attach(
-    conn: sqlite3.Connection,
+    out: _Writes,
     work: int,
     group: Sequence[int],
     docs: Sequence[Doc],
@@ -621,23 +635,17 @@ def _attach(
             h = f"id:{shared[0]}" if shared else "content"
         counts[h.split(":")[0]] += 1
         rows.append((d.key, work, h, best if h == "content" else None))
-    conn.executemany(
-        "INSERT INTO work_records (record_key, work_id, how, score) VALUES (?, ?, ?, ?)"
-        " ON CONFLICT(record_key) DO UPDATE SET work_id = excluded.work_id, how = excluded.how,"
-        " score = excluded.score",
-        rows,
-    )
+    out.records += rows
     idrows = [(k, v, work) for i in group for k, v in docs[i].ids]
-    conn.executemany(
-        "INSERT OR IGNORE INTO work_keys (kind, value, work_id) VALUES (?, ?, ?)", idrows
-    )
+    out.keys += idrows
     for k, v, _ in idrows:
         registry.setdefault((k, v), work)
-    conn.execute("UPDATE works SET updated_at = ? WHERE id = ?", (now(), work))
+    out.touched.add(work)
 
 
 def _lsh_rows(
     conn: sqlite3.Connection,
+    out: _Writes,
     work: int,
     group: Sequence[int],
     docs: Sequence[Doc],
@@ -647,24 +655,86 @@ def _lsh_rows(
 ) -> list[tuple[int, int, int]]:
     """Band keys for the first title and the first abstract the work gets (not for every
     record: versions of one paper add little, and the table stays small)."""
-    row = conn.execute(
-        "SELECT indexed_title, indexed_abstract FROM works WHERE id = ?", (work,)
-    ).fetchone()
-    has_t, has_a = (bool(row[0]), bool(row[1])) if row else (True, True)
-    out: list[tuple[int, int, int]] = []
+    flags = out.flags_of(conn, work)
+    rows: list[tuple[int, int, int]] = []
     for i in group:
-        if not has_t and len(docs[i].title_tokens):
-            out += [(int(k), rowids[i], work) for k in tkeys[i] if k]
-            has_t = True
-        if not has_a and len(docs[i].abstract_shingles):
-            out += [(int(k), rowids[i], work) for k in akeys[i] if k]
-            has_a = True
-    if row and (has_t != bool(row[0]) or has_a != bool(row[1])):
-        conn.execute(
-            "UPDATE works SET indexed_title = ?, indexed_abstract = ? WHERE id = ?",
-            (int(has_t), int(has_a), work),
-        )
-    return out
+        if not flags[0] and len(docs[i].title_tokens):
+            rows += [(k, rowids[i], work) for k in tkeys[i].tolist() if k]
+            flags[0] = True
+            out.touched.add(work)
+        if not flags[1] and len(docs[i].abstract_shingles):
+            rows += [(k, rowids[i], work) for k in akeys[i].tolist() if k]
+            flags[1] = True
+            out.touched.add(work)
+    return rows
+
+
+class _Writes:
+    """One batch's writes, held until the batch ends (or until a merge needs the tables
+    current): executemany of thousands of rows instead of several statements per group."""
+
+    def __init__(self, stamp: str):
+        self.stamp = stamp
+        self.new_works: list[int] = []
+        self.records: list[tuple[str, int, str, float | None]] = []
+        self.keys: list[tuple[str, str, int]] = []
+        self.flags: dict[int, list[bool]] = {}
+        """work → [indexed_title, indexed_abstract], current."""
+        self.touched: set[int] = set()
+
+    def load_flags(self, conn: sqlite3.Connection, works: Iterable[int]) -> None:
+        ids = [w for w in set(works) if w not in self.flags]
+        for part in _chunks(ids):
+            sql = f"SELECT id, indexed_title, indexed_abstract FROM works WHERE id IN ({_marks(len(part))})"  # noqa: S608
+            for w, t, a in conn.execute(sql, list(part)):
+                self.flags[int(w)] = [bool(t), bool(a)]
+
+    def flags_of(self, conn: sqlite3.Connection, work: int) -> list[bool]:
+        if work not in self.flags:
+            self.load_flags(conn, [work])
+        return self.flags.setdefault(work, [True, True])  # no row: never index it
+
+    def merged(self, old: int, new: int) -> None:
+        """`_merge_into(old, new)` ran: the tables hold the merged flags; mirror them."""
+        fo = self.flags.pop(old, [False, False])
+        fn = self.flags.setdefault(new, [False, False])
+        fn[0], fn[1] = fn[0] or fo[0], fn[1] or fo[1]
+        self.touched.discard(old)
+
+    def flush(self, conn: sqlite3.Connection) -> bool:
+        """Write what is pending; True (so it can guard a merge in one condition)."""
+        if self.new_works:
+            conn.executemany(
+                "INSERT INTO works (id, created_at, updated_at) VALUES (?, ?, ?)",
+                [(w, self.stamp, self.stamp) for w in self.new_works],
+            )
+            self.new_works = []
+        if self.touched:
+            conn.executemany(
+                "UPDATE works SET indexed_title = ?, indexed_abstract = ?, updated_at = ?"
+                " WHERE id = ?",
+                [
+                    (int(f[0]), int(f[1]), self.stamp, w)
+                    for w in sorted(self.touched)
+                    if (f := self.flags.get(w)) is not None
+                ],
+            )
+            self.touched = set()
+        if self.records:
+            conn.executemany(
+                "INSERT INTO work_records (record_key, work_id, how, score) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT(record_key) DO UPDATE SET work_id = excluded.work_id,"
+                " how = excluded.how, score = excluded.score",
+                self.records,
+            )
+            self.records = []
+        if self.keys:
+            conn.executemany(
+                "INSERT OR IGNORE INTO work_keys (kind, value, work_id) VALUES (?, ?, ?)",
+                self.keys,
+            )
+            self.keys = []
+        return True
 
 
 def _content_candidates(
@@ -1028,7 +1098,7 @@ def split_work(
         pairs = [(x, y, "cannot") for x in moving for y in staying]
         pairs += [(moving[0], k, "must") for k in moving[1:]]
         _constrain(conn, pairs, cid)
-        new = _new_work(conn, 0)
+        new = _new_work(conn)
         conn.execute("UPDATE work_curations SET work_b = ? WHERE id = ?", (new, cid))
         for part in _chunks(moving):
             m = _marks(len(part))
