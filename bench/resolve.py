@@ -345,6 +345,9 @@ def main() -> None:
         "arguments) and reuse it on later runs with the same arguments",
     )
     ap.add_argument("--no-day", action="store_true", help="skip the incremental day")
+    ap.add_argument(
+        "--build-only", action="store_true", help="build the store (and snapshot), resolve nothing"
+    )
     args = ap.parse_args()
     _remove(args.db)
     feed = load_feed(args.data)
@@ -353,6 +356,8 @@ def main() -> None:
     held = feed[-args.day // 2 :]
     base = feed[: -args.day // 2]
     truth = _store(args, feed, base)
+    if args.build_only:
+        return
 
     rep = run_child(args.db, args.stages)
     show(rep, f"full resolve of {len(truth):,} records ({args.stages})")

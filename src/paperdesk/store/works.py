@@ -473,7 +473,7 @@ def _resolve_batch(
 
     # Decide and write.
     counts: Counter[str] = Counter()
-    lsh_rows: list[tuple[int, int, int]] = []
+    lsh_rows: list[tuple[int, int, int]] = []  # (batch index, 0 title | 1 abstract, work)
     for n, (g, existing, content) in enumerate(plans):
         gids: dict[str, set[str]] = {}
         for i in g:
@@ -528,24 +528,45 @@ def _resolve_batch(
             how = "new"
         wkeys[target] = _merge_keys(wkeys.get(target, {}), gids)
         _attach(out, target, g, docs, how, best, registry, counts)
-        lsh_rows += _lsh_rows(conn, out, target, g, docs, rowids, tkeys, akeys)
+        lsh_rows += _lsh_rows(conn, out, target, g, docs)
     out.flush(conn)
     report.by_identity += counts["id"]
     report.by_content += counts["content"]
-    indexed = sorted({rowid for _, rowid, _ in lsh_rows})
+    # work_lsh rows: every key of each indexed (record, field), in key order (B-tree
+    # inserts in key order touch each page once).
+    parts = []
+    for field, fkeys in ((0, tkeys), (1, akeys)):
+        sel = [(i, w) for i, f, w in lsh_rows if f == field]
+        if sel:
+            idx = np.array([i for i, _ in sel], dtype=np.int64)
+            k = fkeys[idx]
+            n = k.shape[1]
+            parts.append(
+                np.stack(
+                    [
+                        k.reshape(-1),
+                        np.repeat(np.asarray(rowids, dtype=np.int64)[idx], n),
+                        np.repeat(np.array([w for _, w in sel], dtype=np.int64), n),
+                    ],
+                    axis=1,
+                )
+            )
+    indexed = sorted({rowids[i] for i, _, _ in lsh_rows})
     for rowid in indexed:
         cache.setdefault(rowid, docs[pos_of[rowid]])
     conn.executemany(
         "INSERT OR REPLACE INTO work_docs (record_rowid, doc) VALUES (?, ?)",
         [(rowid, pack_doc(docs[pos_of[rowid]])) for rowid in indexed],
     )
-    if lsh_rows:
-        lsh_rows.sort()  # B-tree inserts in key order touch each page once
+    if parts:
+        arr = np.concatenate(parts)
+        arr = arr[arr[:, 0] != 0]
+        arr = arr[np.argsort(arr[:, 0], kind="stable")]
         conn.executemany(
-            "INSERT INTO work_lsh (band_key, record_rowid, work_id) VALUES (?, ?, ?)", lsh_rows
+            "INSERT INTO work_lsh (band_key, record_rowid, work_id) VALUES (?, ?, ?)",
+            arr.tolist(),
         )
         if run.index is not None:
-            arr = np.array(lsh_rows, dtype=np.int64)
             run.index.add(arr[:, 0], arr[:, 1], arr[:, 2])
 
 
@@ -644,26 +665,20 @@ def _attach(
 
 
 def _lsh_rows(
-    conn: sqlite3.Connection,
-    out: _Writes,
-    work: int,
-    group: Sequence[int],
-    docs: Sequence[Doc],
-    rowids: Sequence[int],
-    tkeys: np.ndarray,
-    akeys: np.ndarray,
+    conn: sqlite3.Connection, out: _Writes, work: int, group: Sequence[int], docs: Sequence[Doc]
 ) -> list[tuple[int, int, int]]:
-    """Band keys for the first title and the first abstract the work gets (not for every
-    record: versions of one paper add little, and the table stays small)."""
+    """(batch index, field, work) of the first title and the first abstract the work gets:
+    their band keys go to `work_lsh` (not every record's: versions of one paper add
+    little, and the table stays small)."""
     flags = out.flags_of(conn, work)
     rows: list[tuple[int, int, int]] = []
     for i in group:
         if not flags[0] and len(docs[i].title_tokens):
-            rows += [(k, rowids[i], work) for k in tkeys[i].tolist() if k]
+            rows.append((i, 0, work))
             flags[0] = True
             out.touched.add(work)
         if not flags[1] and len(docs[i].abstract_shingles):
-            rows += [(k, rowids[i], work) for k in akeys[i].tolist() if k]
+            rows.append((i, 1, work))
             flags[1] = True
             out.touched.add(work)
     return rows
