@@ -74,11 +74,13 @@ def conflict(a: Doc, b: Doc) -> bool:
     return any(k in da and da[k] != v for k, v in b.ids)
 
 
-def features(a: Doc, b: Doc) -> dict[str, float]:
-    """The raw evidence of one pair (only the fields both records have)."""
+def features(a: Doc, b: Doc, title_ratio: float | None = None) -> dict[str, float]:
+    """The raw evidence of one pair (only the fields both records have); `title_ratio`:
+    the titles' rapidfuzz ratio when the caller has it already."""
     f: dict[str, float] = {}
     if a.title and b.title:
-        f["title"] = fuzz.ratio(a.title, b.title) / 100.0
+        ratio = fuzz.ratio(a.title, b.title) if title_ratio is None else title_ratio
+        f["title"] = ratio / 100.0
         if f["title"] < SHORT_TITLE and _head_match(a, b):
             f["short_title"] = 1.0
     na, nb = len(a.abstract_shingles), len(b.abstract_shingles)
@@ -115,12 +117,12 @@ def score(a: Doc, b: Doc, floor: float = 0.0) -> float:
     abstract sets are intersected. Pairs that can reach `floor` get their exact score."""
     if conflict(a, b):
         return 0.0
+    ratio = None
     if floor > 0.0 and a.title and b.title and floor > TITLE_VETO / 4:
-        if fuzz.ratio(a.title, b.title, score_cutoff=100 * TITLE_VETO) == 0 and not (
-            _head_match(a, b)
-        ):
+        ratio = fuzz.ratio(a.title, b.title)
+        if ratio < 100 * TITLE_VETO and not _head_match(a, b):
             return 0.0  # the veto below caps it at ratio / 4 < TITLE_VETO / 4
-    f = features(a, b)
+    f = features(a, b, ratio)
     num = den = 0.0
     for name, w in (("title", W_TITLE), ("abstract", W_ABSTRACT), ("authors", W_AUTHORS)):
         if name in f:
