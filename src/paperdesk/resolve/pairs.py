@@ -74,9 +74,11 @@ def conflict(a: Doc, b: Doc) -> bool:
     return any(k in da and da[k] != v for k, v in b.ids)
 
 
-def features(a: Doc, b: Doc, title_ratio: float | None = None) -> dict[str, float]:
-    """The raw evidence of one pair (only the fields both records have); `title_ratio`:
-    the titles' rapidfuzz ratio when the caller has it already."""
+def features(
+    a: Doc, b: Doc, title_ratio: float | None = None, abstract: float | None = None
+) -> dict[str, float]:
+    """The raw evidence of one pair (only the fields both records have); `title_ratio`
+    and `abstract` (containment): when the caller has them already."""
     f: dict[str, float] = {}
     if a.title and b.title:
         ratio = fuzz.ratio(a.title, b.title) if title_ratio is None else title_ratio
@@ -85,7 +87,11 @@ def features(a: Doc, b: Doc, title_ratio: float | None = None) -> dict[str, floa
             f["short_title"] = 1.0
     na, nb = len(a.abstract_shingles), len(b.abstract_shingles)
     if na >= MIN_SHINGLES and nb >= MIN_SHINGLES:
-        f["abstract"] = shared(a.abstract_shingles, b.abstract_shingles) / min(na, nb)
+        f["abstract"] = (
+            shared(a.abstract_shingles, b.abstract_shingles) / min(na, nb)
+            if abstract is None
+            else abstract
+        )
     if a.surnames and b.surnames:
         f["authors"] = max(
             len(a.surnames & b.name_tokens) / len(a.surnames),
@@ -117,12 +123,18 @@ def score(a: Doc, b: Doc, floor: float = 0.0) -> float:
     abstract sets are intersected. Pairs that can reach `floor` get their exact score."""
     if conflict(a, b):
         return 0.0
-    ratio = None
-    if floor > 0.0 and a.title and b.title and floor > TITLE_VETO / 4:
-        ratio = fuzz.ratio(a.title, b.title)
-        if ratio < 100 * TITLE_VETO and not _head_match(a, b):
-            return 0.0  # the veto below caps it at ratio / 4 < TITLE_VETO / 4
-    f = features(a, b, ratio)
+    ratio = contained = None
+    if floor > 0.0:
+        if a.title and b.title and floor > TITLE_VETO / 4:
+            ratio = fuzz.ratio(a.title, b.title)
+            if ratio < 100 * TITLE_VETO and not _head_match(a, b):
+                return 0.0  # the veto below caps it at ratio / 4 < TITLE_VETO / 4
+        na, nb = len(a.abstract_shingles), len(b.abstract_shingles)
+        if na >= MIN_SHINGLES and nb >= MIN_SHINGLES:
+            contained = shared(a.abstract_shingles, b.abstract_shingles) / min(na, nb)
+            if ABSTRACT_BASE + contained < floor:
+                return 0.0  # capped at ABSTRACT_BASE + containment below
+    f = features(a, b, ratio, contained)
     num = den = 0.0
     for name, w in (("title", W_TITLE), ("abstract", W_ABSTRACT), ("authors", W_AUTHORS)):
         if name in f:
