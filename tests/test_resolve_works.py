@@ -347,3 +347,31 @@ def test_copies_in_separate_runs_join_when_the_original_bridges_them(
     resolve_works(store, full=True)
     assert {work_id_for(store.conn, r.key) for r in (short, no_title, paper)} == {a}
     assert get_work(store, b)["work_id"] == a
+
+
+def test_stored_rows_featurise_as_their_full_records(store: SQLiteStore) -> None:
+    """The resolver reads stored JSON through a light view (`RecordLite`): its features
+    must equal those of the fully decoded record, also where the store left derived
+    plain-text fields out."""
+    import numpy as np
+
+    from paperdesk.resolve.works import make_docs
+    from paperdesk.store.sqlite import decode_record
+    from paperdesk.store.works import RecordLite
+
+    f = feed({"2503.19551", "2503.19168", "2503.11692"})
+    o = openreview({"UmUXPXHtdl"})
+    odd = rec("crossref", "x", doi="10.1000/X", title="Café (extended) — a study", year=2020)
+    store.put_records([*f.values(), *o.values(), odd], origin="t")
+    rows = [bytes(d) for (d,) in store.conn.execute("SELECT data FROM records ORDER BY rowid")]
+    lite = make_docs([RecordLite(d) for d in rows])
+    full = [make_doc(decode_record(d)) for d in rows]
+    assert len(lite) == 5
+    for a, b in zip(lite, full, strict=True):
+        for name in a.__dataclass_fields__:
+            x, y = getattr(a, name), getattr(b, name)
+            if isinstance(x, np.ndarray):
+                assert np.array_equal(x, y) and len(x) == len(y), name
+            else:
+                assert x == y, name
+    assert any(len(d.abstract_shingles) for d in lite)
