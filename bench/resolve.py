@@ -217,7 +217,6 @@ from paperdesk.store import open_store
 from paperdesk.store.works import resolve_works
 from paperdesk.resolve.authors import resolve_authors
 
-out = {}
 with open_store(sys.argv[1]) as store:
     for name, fn in (("works", resolve_works), ("authors", resolve_authors)):
         if name not in sys.argv[2].split(","):
@@ -227,8 +226,7 @@ with open_store(sys.argv[1]) as store:
         rep = fn(store)
         d = rep.to_dict() if hasattr(rep, "to_dict") else vars(rep)
         d.update(wall=time.perf_counter() - t0, cpu=cpu() - c0, peak_rss_gib=peak_rss_gib())
-        out[name] = d
-print(orjson.dumps(out, default=str).decode())
+        print(orjson.dumps({name: d}, default=str).decode(), flush=True)
 """
 
 
@@ -240,12 +238,14 @@ def run_child(db: Path, stages: str) -> dict:
     load0 = os.getloadavg()[0]
     proc = subprocess.Popen([sys.executable, "-c", _CHILD, str(db), stages], stdout=subprocess.PIPE)
     assert proc.stdout is not None
-    out = proc.stdout.read()
+    rep: dict = {}
+    for line in proc.stdout:  # each stage's figures as soon as it ends
+        rep.update(orjson.loads(line))
+        show_stages(rep, list(orjson.loads(line)))
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     if status != 0:
         raise SystemExit(f"resolve failed with status {status}")
-    rep = orjson.loads(out.strip().splitlines()[-1])
     rep["total"] = {
         "wall": wall,
         "cpu": usage.ru_utime + usage.ru_stime,
@@ -256,29 +256,36 @@ def run_child(db: Path, stages: str) -> dict:
 
 
 def show(rep: dict, what: str) -> None:
-    """Print a run's per-stage figures."""
+    """Print a run's totals (its stages were printed as they ended)."""
     t = rep["total"]
     print(
         f"{what}: wall {t['wall']:.1f}s, CPU {t['cpu']:.1f}s (process and its workers), "
-        f"peak RSS {t['peak_rss_gib']:.2f} GiB, load at start {t['load_at_start']:.2f}"
+        f"peak RSS {t['peak_rss_gib']:.2f} GiB, load at start {t['load_at_start']:.2f}",
+        flush=True,
     )
-    if "works" in rep:
+
+
+def show_stages(rep: dict, stages: list[str]) -> None:
+    """Print the figures of `stages`."""
+    if "works" in stages:
         w = rep["works"]
         n = max(1, w["records"])
         print(
             f"  works: {w['records']:,} records, wall {w['wall']:.1f}s, CPU {w['cpu']:.1f}s "
             f"({1000 * w['cpu'] / n:.3f} ms/record), peak RSS {w['peak_rss_gib']:.2f} GiB; "
             f"{w['new_works']:,} new works, {w['by_identity']:,} joined by identifier, "
-            f"{w['by_content']:,} by content, {w['works_merged']:,} works merged"
+            f"{w['by_content']:,} by content, {w['works_merged']:,} works merged",
+            flush=True,
         )
-    if "authors" in rep:
+    if "authors" in stages:
         a = rep["authors"]
         sigs = max(1, int(a.get("signatures", 0)))
         print(
             f"  authors: {a.get('signatures', 0):,} signatures of {a.get('records', 0):,} "
             f"records, wall {a['wall']:.1f}s, CPU {a['cpu']:.1f}s "
             f"({1000 * a['cpu'] / sigs:.3f} ms/signature), peak RSS {a['peak_rss_gib']:.2f} GiB; "
-            f"{a.get('profiles_total', 0):,} profiles"
+            f"{a.get('profiles_total', 0):,} profiles",
+            flush=True,
         )
 
 
@@ -359,8 +366,9 @@ def main() -> None:
     if args.build_only:
         return
 
+    print(f"full resolve of {len(truth):,} records ({args.stages}):", flush=True)
     rep = run_child(args.db, args.stages)
-    show(rep, f"full resolve of {len(truth):,} records ({args.stages})")
+    show(rep, "  whole run")
     if "works" in rep:
         p, r, nw, npap = score(args.db, truth)
         print(
@@ -380,8 +388,9 @@ def main() -> None:
     ]
     day_truth = build(args.db, base + held, day_items, len(truth) + 10)
     truth.update(day_truth)
+    print(f"incremental day of {len(day_items):,} new records:", flush=True)
     rep = run_child(args.db, args.stages)
-    show(rep, f"incremental day of {len(day_items):,} new records")
+    show(rep, "  whole run")
     if "works" in rep:
         p, r, nw, npap = score(args.db, truth)
         print(f"  after the day: pairwise P {p:.4f} R {r:.4f}; {nw:,} works for {npap:,} papers")
