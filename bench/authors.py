@@ -149,9 +149,14 @@ def main() -> int:
     ap.add_argument("--folds", type=int, default=FOLDS, help="evaluate only the first N test folds")
     ap.add_argument("--scale", type=int, default=0, metavar="N",
                     help="instead: time resolve_authors on N arXiv feed records + 2,000 more")
+    ap.add_argument("--store", type=Path, default=None, metavar="DB",
+                    help="instead: time resolve_authors on a copy of a store whose works are "
+                    "resolved (e.g. one bench/resolve.py built): full, then its last 2,000 records")
     args = ap.parse_args()
     if args.scale:
         return scale(args.shared, args.scale)
+    if args.store:
+        return on_store(args.store)
     if not (args.shared / "openreview" / "signatures.jsonl").exists():
         print(f"shared data not found under {args.shared}", file=sys.stderr)
         return 2
@@ -308,6 +313,61 @@ def scale(shared: Path, n: int, extra: int = 2000) -> int:
           f"{inc.incremental_blocks} blocks touched, {inc.attached} of {inc.units} units attached "
           f"to their work's profile, {inc.compared} signatures clustered, "
           f"in {t_inc:.1f}s wall, {c_inc:.1f}s CPU; peak RSS {rss:,.0f} MiB")
+    return 0
+
+
+def on_store(src: Path, day: int = 2000) -> int:
+    """The author stage alone on a copy of a works-resolved store (e.g. of bench/resolve.py's
+    copies): author tables emptied, the last `day` records (by seq) held back, a full
+    run, then those records incrementally. Wall, CPU (workers included) and peak RSS of
+    each run (the high-water mark is reset between them)."""
+    import os
+    import shutil
+    import tempfile
+
+    from paperdesk.resolve.authors import resolve_authors
+    from paperdesk.store import open_store
+
+    def peak() -> float:
+        status = Path("/proc/self/status").read_text().splitlines()
+        hwm = next(int(x.split()[1]) for x in status if x.startswith("VmHWM:"))
+        return max(hwm, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 2**20
+
+    import resource
+
+    with tempfile.TemporaryDirectory(dir="/tmp") as tmp:
+        db = Path(tmp) / "store.db"
+        shutil.copyfile(src, db)
+        store = open_store(db)
+        conn = store.conn
+        with store.transaction():
+            for table in ("author_signatures", "author_profiles", "author_redirects"):
+                conn.execute(f"DELETE FROM {table}")  # noqa: S608
+            conn.execute("DELETE FROM checkpoints WHERE name = 'authors'")
+            conn.execute(  # held back: the last records written
+                "UPDATE records SET seq = -1 WHERE rowid IN"
+                " (SELECT rowid FROM records ORDER BY rowid DESC LIMIT ?)",
+                (day,),
+            )
+        print(f"store {src}: {store.count_records():,} records, the last {day:,} held back; "
+              f"load {os.getloadavg()}")
+        for what in ("full", "day"):
+            if what == "day":
+                with store.transaction():
+                    conn.execute(
+                        "UPDATE records SET seq = (SELECT MAX(seq) FROM records) + 1 WHERE seq = -1"
+                    )
+            Path("/proc/self/clear_refs").write_text("5")
+            t, c = time.time(), cpu()
+            r = resolve_authors(store)
+            wall, used = time.time() - t, cpu() - c
+            print(f"{what}: {r.records:,} records, {r.signatures:,} signatures, {r.units:,} units "
+                  f"({r.attached:,} attached to their work's profile), {r.compared:,} clustered, "
+                  f"{r.profiles_total:,} profiles; wall {wall:.1f}s, CPU {used:.1f}s "
+                  f"({r.signatures / max(used, 1e-9):,.0f} signatures per CPU second), "
+                  f"peak RSS {peak():.2f} GiB")
+        store.close()
+    print(f"load at the end {os.getloadavg()}")
     return 0
 
 
