@@ -42,6 +42,7 @@ me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource
 print(json.dumps({"records": rep.records, "inserted": rep.inserted, "unchanged": rep.unchanged,
   "rejected": rep.rejected, "skipped_files": rep.files_skipped, "seconds": dt,
   "cpu_s": me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime,
+  "cpu_main_s": me.ru_utime + me.ru_stime,
   "rss_mib": me.ru_maxrss / 1024, "workers_rss_mib": kids.ru_maxrss / 1024}))
 """
 
@@ -59,7 +60,8 @@ def show(label: str, r: dict, records: int | None = None) -> None:
     rate = n / r["seconds"] if r["seconds"] else float("inf")
     print(
         f"{label:<40} {n:>9,} records {r['seconds']:8.2f} s {rate:>9,.0f} rec/s "
-        f"({n / r['cpu_s']:,.0f} per CPU-s) peak RSS {r['rss_mib']:6.1f} MiB main, "
+        f"({n / r['cpu_s']:,.0f} per CPU-s; CPU {r['cpu_main_s']:.1f} s main + "
+        f"{r['cpu_s'] - r['cpu_main_s']:.1f} s workers) peak RSS {r['rss_mib']:6.1f} MiB main, "
         f"{r['workers_rss_mib']:6.1f} MiB largest worker (inserted {r['inserted']:,}, "
         f"unchanged {r['unchanged']:,}, rejected {r['rejected']:,})",
         flush=True,

@@ -372,7 +372,10 @@ def ingest_file(
         else:
             batches = _serial_batches(store, parser.parse(stream, origin), origin, batch_size)
         group = _WriteGroup(store, TX_BATCHES)
-        with progress(total=size, desc=path.name[:30], unit="B", unit_scale=True) as bar:
+        with (
+            progress(total=size, desc=path.name[:30], unit="B", unit_scale=True) as bar,
+            store.background_checkpoints(),
+        ):
             try:
                 for n, prepared in batches:
                     group.begin()

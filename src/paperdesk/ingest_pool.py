@@ -4,7 +4,7 @@ store rows while the main process only writes them.
 
 Why rows and not records: pickling a `SourceRecord` costs more than parsing it, while a
 row (`paperdesk.store.sqlite.Row`) is a tuple of str/bytes that crosses processes cheaply.
-Order is kept (results are consumed in submission order) and at most `2 × workers` chunks
+Order is kept (results are consumed in submission order) and at most `IN_FLIGHT × workers` chunks
 are in flight, so memory stays bounded whatever the input size.
 """
 
@@ -28,6 +28,11 @@ from paperdesk.store.sqlite import Row, payload_hash
 # Formats whose every line is an independent record (a chunk of lines parses alone, and a
 # record's number is its line number).
 LINE_FORMATS = {"arxiv-feed", "arxiv-snapshot", "papercopilot"}
+
+# Chunks queued or in work per worker. The writer's cost comes in lumps (a commit every few
+# batches, a WAL checkpoint with its fsync every ~80 MB): with only two chunks a worker the
+# workers ran dry during them; four keep them busy, for ~10 MB more per chunk in memory.
+IN_FLIGHT = 4
 
 _ro: sqlite3.Connection | None = None
 
@@ -127,7 +132,7 @@ def parallel_batches(
         broken: ParseError | None = None
         exhausted = False
         while True:
-            while not exhausted and broken is None and len(pending) < 2 * workers:
+            while not exhausted and broken is None and len(pending) < IN_FLIGHT * workers:
                 try:
                     first, n, data = next(chunks)
                 except StopIteration:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+import threading
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -182,6 +184,42 @@ class SQLiteStore:
                 raise StoreError(f"migration {item.name} failed: {exc}") from exc
             applied.append(item.name)
         return applied
+
+    @contextmanager
+    def background_checkpoints(self) -> Iterator[None]:
+        """For a bulk write: WAL checkpoints (copying the log into the database file, then
+        an fsync) run in a thread on their own connection instead of inside the writer's
+        commits, so the writer never waits for the disk. sqlite3 releases the GIL while
+        SQLite works, and a PASSIVE checkpoint does not block the writer."""
+        if self.path == ":memory:":
+            yield
+            return
+        wal = Path(self.path + "-wal")
+        page = int(self.conn.execute("PRAGMA page_size").fetchone()[0])
+        limit = int(self.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0]) * page
+        stop = threading.Event()
+
+        def run() -> None:
+            con = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
+            try:
+                while not stop.wait(0.2):
+                    try:
+                        if wal.exists() and wal.stat().st_size > limit:
+                            con.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                    except sqlite3.Error:
+                        pass  # busy: the next round (or the writer's own) will do it
+            finally:
+                con.close()
+
+        self.conn.execute("PRAGMA wal_autocheckpoint=0")
+        thread = threading.Thread(target=run, name="paperdesk-checkpoint", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
+            self.conn.execute(f"PRAGMA wal_autocheckpoint={limit // page}")
 
     def transaction(self) -> _Tx:
         """`with store.transaction(): ...` — BEGIN IMMEDIATE … COMMIT, ROLLBACK on error."""
