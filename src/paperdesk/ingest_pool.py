@@ -76,7 +76,12 @@ def _work(parser_name: str, origin: str, first_no: int, data: bytes) -> list[Row
                 item.record_no += first_no - 1
             items.append(item)
         known = _known([payload_hash(x.raw) for x in items if not isinstance(x, ParseError)])
-        return prepare_batch(items, known, origin=origin, first_record_no=first_no)
+        out = prepare_batch(items, known, origin=origin, first_record_no=first_no)
+        # Free the batch's records before the collector is back: it counts live objects
+        # allocated since its last pass, and would otherwise walk all ~100k of them once
+        # (measured: 14 % of a worker's time).
+        del items
+    return out
 
 
 def line_chunks(
