@@ -50,8 +50,10 @@ print(json.dumps({"records": rep.records, "inserted": rep.inserted, "unchanged":
 def run(db: Path, path: Path, force: bool = False) -> dict:
     out = subprocess.run(
         [sys.executable, "-c", CHILD, str(db), str(path), "1" if force else "0"],
-        check=True, capture_output=True, text=True,
+        capture_output=True, text=True,
     )
+    if out.returncode != 0:  # e.g. the disk filled up: say why, not just the exit status
+        sys.exit(f"ingest of {path} failed ({out.returncode}):\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
