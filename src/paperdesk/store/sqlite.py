@@ -79,15 +79,21 @@ def encode_record(record: SourceRecord) -> bytes:
 _RECORD_FIELDS = frozenset(SourceRecord.__dataclass_fields__) - {"raw", "authors", "versions"}
 
 
-def decode_record(data: bytes, raw: bytes = b"") -> SourceRecord:
-    """Inverse of `encode_record` (rows written before it left anything out included)."""
-    d = orjson.loads(data)
-    authors = [Author(**a) for a in d.pop("authors", ())]
-    versions = [Version(**v) for v in d.pop("versions", ())]
+def restore_derived_text(d: dict[str, Any]) -> dict[str, Any]:
+    """Put back, in a `data` document as loaded, the plain-text fields `encode_record`
+    left out; for readers that take fields from the JSON without building a record."""
     if d.get("title_text") is _DERIVED:
         d["title_text"] = d["title"]
     if d.get("abstract_text") is _DERIVED:
         d["abstract_text"] = _joined(d["abstract"])
+    return d
+
+
+def decode_record(data: bytes, raw: bytes = b"") -> SourceRecord:
+    """Inverse of `encode_record` (rows written before it left anything out included)."""
+    d = restore_derived_text(orjson.loads(data))
+    authors = [Author(**a) for a in d.pop("authors", ())]
+    versions = [Version(**v) for v in d.pop("versions", ())]
     if not _RECORD_FIELDS.issuperset(d):  # `raw: null`, or a field since retired
         d = {k: v for k, v in d.items() if k in _RECORD_FIELDS}
     return SourceRecord(raw=raw, authors=authors, versions=versions, **d)

@@ -38,7 +38,7 @@ from paperdesk.resolve.blocking import (
 from paperdesk.resolve.cluster import Clusterer
 from paperdesk.resolve.pairs import MATCH_THRESHOLD, score
 from paperdesk.resolve.works import Doc, make_doc, make_docs
-from paperdesk.store.sqlite import _DERIVED, SQLiteStore, _joined, decode_record, now
+from paperdesk.store.sqlite import SQLiteStore, decode_record, now, restore_derived_text
 
 CHECKPOINT = "resolve.works.seq"
 TOP_CANDIDATES = 20
@@ -187,16 +187,11 @@ class RecordLite:
     )
 
     def __init__(self, data: bytes):
-        d = orjson.loads(data)
+        d = restore_derived_text(orjson.loads(data))  # plain text `encode_record` left out
         g = d.get
         self.source, self.source_id = d["source"], d["source_id"]
         self.title, self.title_text = g("title"), g("title_text")
         self.abstract, self.abstract_text = g("abstract"), g("abstract_text")
-        # Plain-text forms that `encode_record` left out (a fixed rule gives them back).
-        if self.title_text is _DERIVED:
-            self.title_text = self.title
-        if self.abstract_text is _DERIVED:
-            self.abstract_text = _joined(self.abstract or "")
         self.authors = [AuthorLite(a["name"], a.get("family")) for a in g("authors") or ()]
         self.doi, self.arxiv_id = g("doi"), g("arxiv_id")
         self.ids = g("ids") or {}
