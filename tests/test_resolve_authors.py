@@ -354,3 +354,32 @@ def test_parallel_clustering_gives_the_serial_labels(openreview: LabelledSet) ->
         assert disambiguate(sigs, processes=2) == serial
     finally:
         dis.PARALLEL_MIN = old
+
+
+def test_stored_samples_score_like_their_records(openreview: LabelledSet, tmp_path: Path) -> None:
+    """A profile's sampled members come back from `author_samples` with the fields and
+    text vector their records give (so an incremental run scores them the same)."""
+    import json
+
+    import numpy as np
+
+    from paperdesk.resolve import authors_samples
+    from paperdesk.resolve.authors_features import text_vectors
+
+    store = open_store(tmp_path / "s.db")
+    recs = _records(openreview, {"Chelsea Finn", "Jun Liu"})
+    store.put_records(recs, origin="test")
+    resolve_authors(store)
+    rows = store.conn.execute("SELECT reps FROM author_profiles")
+    reps = {r for (text,) in rows for r in json.loads(text)}
+    kept = db.get_samples(store.conn, reps)
+    assert kept and set(kept) == reps
+    by_id = {s.sig_id: s for r in recs for s in signatures_from_record(r)}
+    for sig_id, (meta, vec) in kept.items():
+        got, (idx, val) = authors_samples.decode(sig_id, meta, vec)
+        want = by_id[sig_id]
+        assert {**got.__dict__, "text": ""} == {**want.__dict__, "text": "", "name_count": 1,
+                                                 "block_count": 1, "total": got.total}
+        row = text_vectors([want])
+        assert list(idx) == list(row.indices) and np.array_equal(val, row.data)
+    store.close()

@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from paperdesk.errors import NotFoundError, PaperdeskError
+from paperdesk.resolve import authors_samples as samples
 from paperdesk.resolve.authors_disambiguate import Constraints, disambiguate
 from paperdesk.resolve.authors_features import Signature, name_form, signatures_from_record
 from paperdesk.resolve.authors_model import PairModel, default_model
@@ -108,8 +109,9 @@ K_REPS = 3
 bounded sample (the K signatures with the smallest hash, so the same whichever order they
 arrived in) instead of every record of the block."""
 
-FORMAT = 2
-"""Bumped when what the stage stores changes meaning (2: profile summaries): a store
+FORMAT = 3
+"""Bumped when what the stage stores changes meaning (2: profile summaries, 3: stored
+samples): a store
 resolved by an older format is re-resolved in full once."""
 
 _CHUNK = 5000
@@ -228,11 +230,13 @@ def _context(
     pending: Sequence[Unit],
     recluster: set[str],
     changed: set[str],
-) -> tuple[list[Signature], dict[str, str], dict[str, str], dict[str, str]]:
+) -> tuple[
+    list[Signature], dict[str, str], dict[str, str], dict[str, str], dict[str, samples.Row]
+]:
     """The stored signatures pending units are clustered with: in re-clustered blocks one
     representative per stored unit (they may move); elsewhere the sampled members of
     every profile of the block whose given names fit a pending unit (they stay put).
-    Returns (signatures, fixed, previous, moved)."""
+    Returns (signatures, fixed, previous, moved, stored text vector rows)."""
     conn = store.conn
     fixed: dict[str, str] = {}
     previous: dict[str, str] = {}
@@ -265,7 +269,15 @@ def _context(
                 if sig.rsplit("#", 1)[0] not in changed:
                     fixed[sig] = aid
                     reps.append(sig)
-    return _load_signatures(store, reps), fixed, previous, moved
+    kept = db.get_samples(conn, reps)
+    found: list[Signature] = []
+    vec_rows: dict[str, samples.Row] = {}
+    for sig in reps:
+        if sig in kept:
+            one, vec_rows[sig] = samples.decode(sig, *kept[sig])
+            found.append(one)
+    missing = [sig for sig in reps if sig not in kept]
+    return [*found, *_load_signatures(store, missing)], fixed, previous, moved, vec_rows
 
 
 BIG_BLOCK = 100
@@ -338,8 +350,10 @@ def resolve_authors(
     attached = {} if stats.full else _attach(conn, builder, changed, recluster)
     pending = [u for u in builder.units.values() if u.index not in attached]
     stats.units, stats.attached = len(builder.units), len(attached)
-    context, fixed, previous, moved = (
-        ([], {}, {}, {}) if stats.full else _context(store, builder, pending, recluster, changed)
+    context, fixed, previous, moved, cached = (
+        ([], {}, {}, {}, {})
+        if stats.full
+        else _context(store, builder, pending, recluster, changed)
     )
     new_reps = {u.rep.sig_id for u in pending}
     if stats.full:
@@ -355,7 +369,8 @@ def resolve_authors(
     _set_frequencies(conn, sigs, builder, stats.full)
 
     cons.fixed = fixed
-    labels = disambiguate(sigs, model=model, constraints=cons) if sigs else []
+    vecs = samples.vectors(sigs, cached)
+    labels = disambiguate(sigs, model=model, constraints=cons, vectors=vecs) if sigs else []
     assigned = _assign_ids(sigs, labels, fixed, previous, conn)
     unit_author = dict(attached)
     unit_author.update({u.index: assigned[u.rep.sig_id] for u in pending})
@@ -367,6 +382,7 @@ def resolve_authors(
             db.delete_all(conn)
         else:
             db.delete_signatures_of_records(conn, changed)
+            db.delete_samples_of_records(conn, changed)
         db.stage_commit(conn, unit_author.items(), bulk=stats.full)
         db.set_authors(conn, rewrite.items())
         rep_of: dict[str, list[str]] = defaultdict(list)
@@ -375,9 +391,10 @@ def resolve_authors(
         lost = set(old_of_changed.values()) | {previous[s] for s in rewrite}
         touched = None if stats.full else set(rep_of) | lost | set(rewrite.values())
         if stats.full:
-            after = _profiles_from_units(conn, builder, unit_author)
+            after, sampled = _profiles_from_units(conn, builder, unit_author)
         else:
-            after = _refresh_profiles(conn, touched, rep_of, lost)
+            after, sampled = _refresh_profiles(conn, touched, rep_of, lost)
+        _keep_samples(conn, sigs, vecs, (sampled | {s.sig_id for s in context}) - set(cached))
         gone = (before - after) if stats.full else {a for a in (touched or ()) if a not in after}
         if not stats.full:
             db.delete_profiles(conn, gone)
@@ -406,6 +423,17 @@ def resolve_authors(
     return stats
 
 
+def _keep_samples(
+    conn: Any, sigs: Sequence[Signature], vecs: Any, wanted: set[str]
+) -> None:
+    """Store the feature data of the sampled members this run has in memory."""
+    index = [k for k, s in enumerate(sigs) if s.sig_id in wanted]
+    rows = samples.rows_of(vecs, index)
+    db.put_samples(
+        conn, ((sigs[k].sig_id, *samples.encode(sigs[k], r)) for k, r in zip(index, rows, strict=True))
+    )
+
+
 def _set_frequencies(conn: Any, sigs: Sequence[Signature], builder: UnitBuilder, full: bool) -> None:
     """Name and block frequencies over the whole store after this run: the stored
     signatures (none in a full run: they are all rebuilt) plus the new ones."""
@@ -426,12 +454,13 @@ def _set_frequencies(conn: Any, sigs: Sequence[Signature], builder: UnitBuilder,
 
 def _refresh_profiles(
     conn: Any, touched: set[str] | None, rep_of: dict[str, list[str]], lost: set[str]
-) -> set[str]:
+) -> tuple[set[str], set[str]]:
     """Recompute the rows of the touched profiles (all when None) from their signatures:
     counts, canonical name, given names and the member sample. Returns the ids that
     still have signatures."""
     old_reps = {} if touched is None else db.profile_reps(conn, touched)
     alive: set[str] = set()
+    sampled: set[str] = set()
     batch: list[db.ProfileRow] = []
     for aid, variants, n_records in db.name_variants_by_author(conn, touched):
         cands = [*old_reps.get(aid, ()), *rep_of.get(aid, ())]
@@ -441,11 +470,12 @@ def _refresh_profiles(
             cands = [c for c in cands if c in keep] or members
         batch.append(_profile_row(aid, variants, n_records, cands))
         alive.add(aid)
+        sampled.update(batch[-1].reps)
         if len(batch) >= 10_000:
             db.put_profiles(conn, batch)
             batch.clear()
     db.put_profiles(conn, batch)
-    return alive
+    return alive, sampled
 
 
 def _profile_row(
@@ -468,7 +498,7 @@ def _profile_row(
 
 def _profiles_from_units(
     conn: Any, builder: UnitBuilder, unit_author: dict[int, str]
-) -> set[str]:
+) -> tuple[set[str], set[str]]:
     """A full run's profile rows, from what the units counted while streaming (no scan
     of the million signature rows). A profile has one signature per record — units hold
     distinct records and two signatures of one record are a cannot-link — except where a
@@ -482,15 +512,17 @@ def _profiles_from_units(
     curated = {unit_author[u.index] for u in builder.units.values() if u.rep.sig_id in builder.solo}
     exact = db.record_counts(conn, curated)
     batch: list[db.ProfileRow] = []
+    sampled: set[str] = set()
     for aid in sorted(variants):
         rows = [(*v, c) for v, c in variants[aid].items()]
         n_records = exact.get(aid, sum(c for *_, c in rows))
         batch.append(_profile_row(aid, rows, n_records, cands[aid]))
+        sampled.update(batch[-1].reps)
         if len(batch) >= 10_000:
             db.put_profiles(conn, batch)
             batch.clear()
     db.put_profiles(conn, batch)
-    return set(variants)
+    return set(variants), sampled
 
 
 def canonical_name(variants: Sequence[tuple[str, str, int]]) -> tuple[str, str]:

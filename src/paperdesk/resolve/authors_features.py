@@ -66,8 +66,11 @@ _AFF_STOP = frozenset(
 _WORD = re.compile(r"[a-z0-9]+")
 _VENUE = re.compile(r"[^a-z]+")
 
+TEXT_DIM = 2**18
+"""Columns of the hashed text vectors."""
+
 _vectorizer = HashingVectorizer(
-    n_features=2**18,
+    n_features=TEXT_DIM,
     stop_words="english",
     alternate_sign=False,
     norm=None,

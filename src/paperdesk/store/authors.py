@@ -201,9 +201,37 @@ def delete_profiles(conn: sqlite3.Connection, author_ids: Iterable[str]) -> None
 
 
 def delete_all(conn: sqlite3.Connection) -> None:
-    """Every signature and profile (a full run rebuilds them; curations and redirects stay)."""
+    """Every signature, profile and sample (a full run rebuilds them; curations and
+    redirects stay)."""
     conn.execute("DELETE FROM author_signatures")
     conn.execute("DELETE FROM author_profiles")
+    conn.execute("DELETE FROM author_samples")
+
+
+def put_samples(conn: sqlite3.Connection, rows: Iterable[tuple[str, bytes, bytes]]) -> None:
+    conn.executemany("INSERT OR REPLACE INTO author_samples VALUES (?, ?, ?)", rows)
+
+
+def get_samples(conn: sqlite3.Connection, sig_ids: Iterable[str]) -> dict[str, tuple[bytes, bytes]]:
+    out: dict[str, tuple[bytes, bytes]] = {}
+    for chunk in _chunks(sorted(set(sig_ids))):
+        out.update(
+            (s, (m, v))
+            for s, m, v in conn.execute(
+                "SELECT sig_id, meta, vec FROM author_samples"  # noqa: S608
+                f" WHERE sig_id IN ({_marks(len(chunk))})",
+                list(chunk),
+            )
+        )
+    return out
+
+
+def delete_samples_of_records(conn: sqlite3.Connection, keys: Iterable[str]) -> None:
+    """Samples of these records' signatures (ids `KEY#N`: the range `KEY#` … `KEY$`)."""
+    conn.executemany(
+        "DELETE FROM author_samples WHERE sig_id >= ? AND sig_id < ?",
+        ((k + "#", k + "$") for k in sorted(set(keys))),
+    )
 
 
 def profile_ids(conn: sqlite3.Connection) -> set[str]:
