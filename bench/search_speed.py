@@ -46,6 +46,7 @@ import numpy as np
 from paperdesk.ingest import ingest_paths
 from paperdesk.search import SearchIndex, update_index
 from paperdesk.search.document import SearchDoc, index_text
+from paperdesk.search.embed import DEFAULT_EMBEDDER
 from paperdesk.search.keyword import KeywordIndex
 from paperdesk.search.query import free_text_query
 from paperdesk.search.vectors import VectorIndex
@@ -124,14 +125,21 @@ def queries(args: argparse.Namespace) -> None:
     ix = SearchIndex(store, path=path)
     if path is not None:
         ix._vectors = VectorIndex(path / "vectors.usearch", ix.embedder.dim)
+    if args.ef_search:
+        ix.vectors.index.expansion_search = args.ef_search
     n = ix.keyword.num_docs()
-    print(f"queries on {path or ix.path} ({n} works), load average {os.getloadavg()[0]:.1f}:")
+    print(f"queries on {path or ix.path} ({n} works, HNSW ef_search {ix.vectors.index.expansion_search}), "
+          f"load average {os.getloadavg()[0]:.1f}:", flush=True)
     docs, _ = real_docs(store)
     qs = make_queries([d.title for d in docs], args.queries)
     plain, filt = [a for a, _ in qs], [b for _, b in qs]
-    report_latency("keyword, plain, top-20 + titles", time_queries(ix, plain, "keyword", snippets=False))
-    report_latency("keyword, filters, top-20 + titles", time_queries(ix, filt, "keyword", snippets=False))
-    report_latency("keyword, filters, + snippets", time_queries(ix, filt, "keyword"))
+    if args.only != "vectors":
+        report_latency("keyword, plain, top-20 + titles", time_queries(ix, plain, "keyword", snippets=False))
+        report_latency("keyword, filters, top-20 + titles", time_queries(ix, filt, "keyword", snippets=False))
+        report_latency("keyword, filters, + snippets", time_queries(ix, filt, "keyword"))
+    if args.only == "keyword":
+        print(f"  peak RSS {rss_mib():.0f} MiB; load average now {os.getloadavg()[0]:.1f}", flush=True)
+        return
     report_latency("hybrid (query embedding included)", time_queries(ix, plain, "hybrid", snippets=False))
     report_latency("hybrid, filters", time_queries(ix, filt, "hybrid", snippets=False))
     rng = random.Random(5)
@@ -146,6 +154,7 @@ def queries(args: argparse.Namespace) -> None:
         ts.append((time.perf_counter() - t) * 1000)
     _CPU[:] = [(cpu_s() - c0) * 1000 / len(probes)]
     report_latency("similar (HNSW top-20 + titles)", ts)
+    print(f"  peak RSS {rss_mib():.0f} MiB; load average now {os.getloadavg()[0]:.1f}", flush=True)
     store.close()
 
 
@@ -319,17 +328,22 @@ def scale(args: argparse.Namespace) -> None:
     print(f"scale build ({args.part}): {n} works ({len(docs)} real + generated variants), load average "
           f"{os.getloadavg()[0]:.1f}", flush=True)
     if args.part in ("all", "keyword"):
-        scale_keyword(big, docs, n)
+        scale_keyword(big, docs, n, args.resume_from)
     if args.part in ("all", "vectors"):
         scale_hnsw(big, scale_vectors(store, docs, n), args)
     store.close()
 
 
-def scale_keyword(big: Path, docs: list[SearchDoc], n: int) -> None:
-    kw = KeywordIndex(big / "keyword", create=True)
+def scale_keyword(big: Path, docs: list[SearchDoc], n: int, start: int = 0) -> None:
+    """Keyword index of the N-work corpus; `start` > 0 resumes a build that committed the
+    docs below it (the corpus is regenerated identically and the committed part skipped)."""
+    kw = KeywordIndex(big / "keyword", create=start == 0)
+    assert kw.num_docs() == start, f"index holds {kw.num_docs()} docs, not {start}"
     gc.disable()  # millions of short-lived objects, no cycles
     c0, t = cpu_s(), time.perf_counter()
     for docno, doc in corpus(docs, n):
+        if docno < start:
+            continue
         kw.add(docno, doc)
         if docno % 100_000 == 99_999:
             kw.commit()
@@ -414,6 +428,33 @@ def bm25s_scale(args: argparse.Namespace) -> None:
     store.close()
 
 
+def embed_throughput(args: argparse.Namespace) -> None:
+    """Abstracts per second of the default embedder on real feed texts (title + abstract,
+    as the indexer embeds them), model already loaded."""
+    import gzip
+    import json
+
+    from paperdesk.search.embed import make_embedder
+    from paperdesk.search.indexer import embed_text
+
+    texts = []
+    with gzip.open(FEED, "rt", encoding="utf-8") as f:
+        for line in f:
+            d = json.loads(line)
+            texts.append(embed_text(index_text(d.get("title")), index_text(d.get("summary"))))
+            if len(texts) >= args.n:
+                break
+    emb = make_embedder(DEFAULT_EMBEDDER)
+    emb.encode_docs(texts[:100])  # load
+    c0, t = cpu_s(), time.perf_counter()
+    for i in range(0, len(texts), 512):  # the indexer's batch size
+        emb.encode_docs(texts[i : i + 512])
+    wall, cpu = time.perf_counter() - t, cpu_s() - c0
+    print(f"embedder {emb.name}: {len(texts)} feed abstracts in {wall:.1f} s wall, {cpu:.1f} CPU-s → "
+          f"{len(texts) / wall:.0f} abstracts/s wall, {len(texts) / cpu:.0f} per CPU-s; load average "
+          f"{os.getloadavg()[0]:.1f}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -428,6 +469,7 @@ def main() -> None:
     s.add_argument("--queries", type=int, default=200)
     s.add_argument("--recall-probes", type=int, default=100)
     s.add_argument("--threads", type=int, default=2, help="usearch threads for the HNSW build")
+    s.add_argument("--resume-from", type=int, default=0, help="keyword: docs already committed")
     s.add_argument("--ef-add", type=int, help="HNSW expansion_add (default: the product's)")
     s.add_argument("--ef-search", type=int, nargs="*", default=[], help="more expansion_search values for recall")
     s.add_argument("--part", choices=("all", "keyword", "vectors"), default="all",
@@ -438,8 +480,12 @@ def main() -> None:
     q = sub.add_parser("queries")
     q.add_argument("--index", help="index dir (default: the feed index)")
     q.add_argument("--queries", type=int, default=200)
+    q.add_argument("--ef-search", type=int, help="HNSW expansion_search (default: the product's)")
+    q.add_argument("--only", choices=("keyword", "vectors"), help="time only keyword, or only hybrid + similar")
+    e = sub.add_parser("embed")
+    e.add_argument("-n", type=int, default=20_000)
     args = ap.parse_args()
-    {"feed": feed, "scale": scale, "queries": queries, "bm25s": bm25s_scale}[args.cmd](args)
+    {"feed": feed, "scale": scale, "queries": queries, "bm25s": bm25s_scale, "embed": embed_throughput}[args.cmd](args)
 
 
 if __name__ == "__main__":
