@@ -98,6 +98,19 @@ def test_author_and_field_filters(built, feed) -> None:
     assert ix.search("year:2026..", mode="keyword").total == 0
 
 
+def test_stop_words_alone_match_nothing_and_beside_a_word_change_nothing(built) -> None:
+    """Optional words are flattened into one disjunction per field and word (for
+    tantivy's top-k pruning); a word that analyses to nothing must neither match every
+    document nor change the ranking of the words beside it."""
+    _, ix, _ = built
+    assert ix.search("the of", mode="keyword").total == 0
+    plain = ix.search("diffusion segmentation", mode="keyword", limit=10)
+    padded = ix.search("the diffusion of segmentation", mode="keyword", limit=10)
+    assert plain.total > 0
+    assert [h.work_id for h in padded.hits] == [h.work_id for h in plain.hits]
+    assert [round(h.score, 4) for h in padded.hits] == [round(h.score, 4) for h in plain.hits]
+
+
 def test_boolean_operators_on_real_abstracts(built) -> None:
     _, ix, _ = built
     a = ix.search("diffusion", mode="keyword", limit=200).total
