@@ -22,6 +22,7 @@ from typing import BinaryIO
 
 from paperdesk import sources
 from paperdesk.errors import PaperdeskError, ParseError
+from paperdesk.gcpause import gc_paused
 from paperdesk.store.base import Reject
 from paperdesk.store.sqlite import Row, payload_hash
 
@@ -67,7 +68,7 @@ def _known(hashes: list[str]) -> set[str]:
 
 
 def _work(parser_name: str, origin: str, first_no: int, data: bytes) -> list[Row | Reject | str]:
-    from paperdesk.ingest import gc_paused, prepare_batch
+    from paperdesk.ingest import prepare_batch
 
     with gc_paused():
         items = []
@@ -121,8 +122,6 @@ def parallel_batches(
     errors: tuple[type[BaseException], ...],
 ) -> Iterator[tuple[int, list[Row | Reject | str]]]:
     """(records in batch, prepared batch) in input order, prepared by `workers` processes."""
-    from paperdesk.ingest import gc_paused
-
     ctx = mp.get_context("spawn")  # no fork: the parent holds SQLite handles and threads
     with ctx.Pool(workers, initializer=_init, initargs=(db_path,)) as pool:
         try:  # a pool whose workers die at start-up would respawn them forever

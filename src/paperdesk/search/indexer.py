@@ -16,15 +16,14 @@ Two phases, each resumable after a crash or Ctrl-C:
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from tqdm import tqdm
 
+from paperdesk.gcpause import gc_paused
 from paperdesk.model import SourceRecord
 from paperdesk.progress import progress
 from paperdesk.search.document import SearchDoc, doc_from_records, index_text
@@ -237,21 +236,6 @@ def update_index(
         raise
     report.seconds = time.perf_counter() - t0
     return report
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """No cyclic garbage collection while batches of records are decoded and indexed.
-
-    Every record allocates dozens of objects and none of them form cycles, yet the
-    collector kept walking them: 15 % of the keyword build's Python time (py-spy)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def _keyword_phase(ix: SearchIndex, report: IndexReport, show_progress: bool) -> None:
