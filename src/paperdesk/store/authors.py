@@ -99,30 +99,28 @@ def count_signatures(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT COUNT(*) FROM author_signatures").fetchone()[0])
 
 
-def name_counts(conn: sqlite3.Connection, names: Iterable[str]) -> dict[str, int]:
+def _counts_by(conn: sqlite3.Connection, column: str, count: str, keys: Iterable[str]) -> dict[str, int]:
+    """`count` of signatures per value of `column`, for the given values only (chunked so
+    that no statement exceeds SQLite's variable limit). Column and aggregate are ours,
+    never user input; the values are bound parameters."""
     out: dict[str, int] = {}
-    for chunk in _chunks(sorted(set(names))):
+    for chunk in _chunks(sorted(set(keys))):
         out.update(
             conn.execute(
-                "SELECT name_folded, COUNT(*) FROM author_signatures"  # noqa: S608
-                f" WHERE name_folded IN ({_marks(len(chunk))}) GROUP BY name_folded",
+                f"SELECT {column}, {count} FROM author_signatures"  # noqa: S608
+                f" WHERE {column} IN ({_marks(len(chunk))}) GROUP BY {column}",
                 list(chunk),
             ).fetchall()
         )
     return out
+
+
+def name_counts(conn: sqlite3.Connection, names: Iterable[str]) -> dict[str, int]:
+    return _counts_by(conn, "name_folded", "COUNT(*)", names)
 
 
 def block_counts(conn: sqlite3.Connection, blocks: Iterable[str]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for chunk in _chunks(sorted(set(blocks))):
-        out.update(
-            conn.execute(
-                "SELECT block, COUNT(*) FROM author_signatures"  # noqa: S608
-                f" WHERE block IN ({_marks(len(chunk))}) GROUP BY block",
-                list(chunk),
-            ).fetchall()
-        )
-    return out
+    return _counts_by(conn, "block", "COUNT(*)", blocks)
 
 
 def delete_signatures(conn: sqlite3.Connection, sig_ids: Iterable[str]) -> None:
@@ -310,16 +308,7 @@ def _variants(
 
 def record_counts(conn: sqlite3.Connection, author_ids: Iterable[str]) -> dict[str, int]:
     """Distinct records per profile."""
-    out: dict[str, int] = {}
-    for chunk in _chunks(sorted(set(author_ids))):
-        out.update(
-            conn.execute(
-                "SELECT author_id, COUNT(DISTINCT record_key) FROM author_signatures"  # noqa: S608
-                f" WHERE author_id IN ({_marks(len(chunk))}) GROUP BY author_id",
-                list(chunk),
-            ).fetchall()
-        )
-    return out
+    return _counts_by(conn, "author_id", "COUNT(DISTINCT record_key)", author_ids)
 
 
 def member_ids(conn: sqlite3.Connection, author_id: str) -> list[str]:
