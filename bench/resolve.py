@@ -334,6 +334,34 @@ def _store(args: argparse.Namespace, feed: list[dict], base: list[dict]) -> dict
     return truth
 
 
+def _full(args: argparse.Namespace, truth: dict[str, int]) -> None:
+    """The full resolve of the built store (and a copy of the result if asked)."""
+    print(f"full resolve of {len(truth):,} records ({args.stages}):", flush=True)
+    rep = run_child(args.db, args.stages)
+    show(rep, "  whole run")
+    if "works" in rep:
+        p, r, nw, npap = score(args.db, truth)
+        print(
+            f"  works against the generator's truth: pairwise P {p:.4f} R {r:.4f}; "
+            f"{nw:,} works for {npap:,} papers"
+        )
+    if args.keep_resolved:
+        with open_store(args.db) as store:
+            store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        shutil.copyfile(args.db, args.keep_resolved)
+        Path(f"{args.keep_resolved}.truth").write_bytes(orjson.dumps(truth))
+        print(f"kept the resolved store as {args.keep_resolved}", flush=True)
+
+
+def _copy_resolved(src: Path, db: Path) -> dict[str, int]:
+    """A store kept by --keep-resolved, copied to `db` (the day changes it), and its truth."""
+    t0 = time.perf_counter()
+    shutil.copyfile(src, db)
+    truth = orjson.loads(Path(f"{src}.truth").read_bytes())
+    print(f"copied the resolved store {src} in {time.perf_counter() - t0:.0f}s", flush=True)
+    return truth
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
@@ -353,6 +381,19 @@ def main() -> None:
     )
     ap.add_argument("--no-day", action="store_true", help="skip the incremental day")
     ap.add_argument(
+        "--keep-resolved",
+        type=Path,
+        default=None,
+        help="after the full resolve, keep a copy of the resolved store here (plus PATH.truth)",
+    )
+    ap.add_argument(
+        "--from-resolved",
+        type=Path,
+        default=None,
+        help="skip the build and the full resolve: copy this store (kept by --keep-resolved "
+        "with the same --records/--papers/--day) and time only the incremental day",
+    )
+    ap.add_argument(
         "--build-only", action="store_true", help="build the store (and snapshot), resolve nothing"
     )
     args = ap.parse_args()
@@ -362,19 +403,13 @@ def main() -> None:
         feed = feed[: args.papers]
     held = feed[-args.day // 2 :]
     base = feed[: -args.day // 2]
-    truth = _store(args, feed, base)
-    if args.build_only:
-        return
-
-    print(f"full resolve of {len(truth):,} records ({args.stages}):", flush=True)
-    rep = run_child(args.db, args.stages)
-    show(rep, "  whole run")
-    if "works" in rep:
-        p, r, nw, npap = score(args.db, truth)
-        print(
-            f"  works against the generator's truth: pairwise P {p:.4f} R {r:.4f}; "
-            f"{nw:,} works for {npap:,} papers"
-        )
+    if args.from_resolved:
+        truth = _copy_resolved(args.from_resolved, args.db)
+    else:
+        truth = _store(args, feed, base)
+        if args.build_only:
+            return
+        _full(args, truth)
     if args.no_day:
         return
 

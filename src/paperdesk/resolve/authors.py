@@ -18,9 +18,10 @@ fresh store built from the same records gets the same ids.
 from __future__ import annotations
 
 import hashlib
+import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from paperdesk.errors import NotFoundError, PaperdeskError
@@ -69,18 +70,45 @@ class AuthorStats:
     compared: int = 0
     """Signatures clustered: new unit representatives plus the stored ones they met."""
     full: bool = False
+    seconds: dict[str, float] = field(default_factory=dict)
+    """Wall seconds per phase (read, attach, context, cluster, write), to see where a run's
+    time goes."""
+
+    _t: float = field(default_factory=time.perf_counter, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {k: v for k, v in asdict(self).items() if not k.startswith("_")}
+
+    def lap(self, phase: str) -> None:
+        """Charge the time since the previous lap to `phase`."""
+        now = time.perf_counter()
+        self.seconds[phase] = round(self.seconds.get(phase, 0.0) + now - self._t, 3)
+        self._t = now
 
 
-def new_author_id(first_sig: str, taken: set[str]) -> str:
+def _id_candidates(first_sig: str) -> list[str]:
     digest = hashlib.sha1(first_sig.encode("utf-8")).hexdigest()
-    for start in range(0, 30):
-        candidate = "a" + digest[start : start + 10]
-        if candidate not in taken:
-            return candidate
-    raise RuntimeError("could not find a free author id")  # pragma: no cover
+    return ["a" + digest[start : start + 10] for start in range(0, 30)]
+
+
+def new_author_ids(conn: Any, firsts: Sequence[str], taken: set[str]) -> list[str]:
+    """A new profile id for each first signature id: the first of its candidates that no
+    profile, redirect or id in `taken` (nor an earlier one of `firsts`) has. The store is
+    asked about the first candidates at once, and one by one about the rare later ones."""
+    cands = [_id_candidates(f) for f in firsts]
+    used = db.ids_in_use(conn, [c[0] for c in cands]) | taken
+    out: list[str] = []
+    for options in cands:
+        aid = next(
+            (c for k, c in enumerate(options)
+             if c not in used and (k == 0 or not db.ids_in_use(conn, [c]))),
+            None,
+        )
+        if aid is None:  # pragma: no cover
+            raise RuntimeError("could not find a free author id")
+        used.add(aid)
+        out.append(aid)
+    return out
 
 
 def curation_constraints(curations: Sequence[db.Curation]) -> Constraints:
@@ -342,6 +370,7 @@ def resolve_authors(
     solo = {s for c in curations for g in c.groups for s in g}
 
     builder, changed, last_seq = _stage_new(store, since, solo)
+    stats.lap("read")
     stats.records, stats.signatures = len(changed), builder.signatures
     old_of_changed = {} if stats.full else {
         r.sig_id: r.author_id for r in db.signatures_of_records(conn, changed)
@@ -349,6 +378,7 @@ def resolve_authors(
     recluster = _recluster_blocks(conn, builder, fresh, cons, stats.full)
     attached = {} if stats.full else _attach(conn, builder, changed, recluster)
     pending = [u for u in builder.units.values() if u.index not in attached]
+    stats.lap("attach")
     stats.units, stats.attached = len(builder.units), len(attached)
     context, fixed, previous, moved, cached = (
         ([], {}, {}, {}, {})
@@ -367,6 +397,7 @@ def resolve_authors(
     stats.reclustered_blocks = len(recluster)
     stats.incremental_blocks = stats.blocks - len(recluster)
     _set_frequencies(conn, sigs, builder, stats.full)
+    stats.lap("context")
 
     cons.fixed = fixed
     vecs = samples.vectors(sigs, cached)
@@ -375,6 +406,7 @@ def resolve_authors(
     unit_author = dict(attached)
     unit_author.update({u.index: assigned[u.rep.sig_id] for u in pending})
     rewrite = {s: assigned[rep] for s, rep in moved.items() if assigned[rep] != previous[s]}
+    stats.lap("cluster")
 
     with store.transaction():
         before = db.profile_ids(conn) if stats.full else set()
@@ -420,6 +452,7 @@ def resolve_authors(
             },
         )
     stats.profiles_total = int(conn.execute("SELECT COUNT(*) FROM author_profiles").fetchone()[0])
+    stats.lap("write")
     return stats
 
 
@@ -570,13 +603,9 @@ def _assign_ids(
         taken.add(choice)
         for s in ms:
             out[s.sig_id] = choice
-    all_ids = db.profile_ids(conn) | taken
-    all_ids |= {r[0] for r in conn.execute("SELECT old_id FROM author_redirects")}
-    for lab in pending:
-        ms = clusters[lab]
-        aid = new_author_id(min(s.sig_id for s in ms), all_ids)
-        all_ids.add(aid)
-        for s in ms:
+    firsts = [min(s.sig_id for s in clusters[lab]) for lab in pending]
+    for lab, aid in zip(pending, new_author_ids(conn, firsts, taken), strict=True):
+        for s in clusters[lab]:
             out[s.sig_id] = aid
     return out
 

@@ -68,6 +68,9 @@ class SigArrays:
     first_len: np.ndarray
     """Length of the spelled-out first name, 0 for an initial."""
     coauthors: sparse.csr_matrix
+    coauthor_codes: np.ndarray
+    """`row * width + column` of every entry of `coauthors`, sorted: membership tests by
+    binary search (sorted once here, not once per scored chunk)."""
     n_coauthors: np.ndarray
     own: np.ndarray
     """Column of the signature's own blocking key in `coauthors`."""
@@ -118,6 +121,7 @@ def sig_arrays(sigs: Sequence[Signature], vectors: sparse.csr_matrix) -> SigArra
             (len(s.given.first) if s.given.full else 0 for s in sigs), np.int64, len(sigs)
         ),
         coauthors=coauthors,
+        coauthor_codes=_codes_of(coauthors),
         n_coauthors=np.diff(coauthors.indptr).astype(np.float64),
         own=own,
         affiliations=affiliations,
@@ -144,12 +148,16 @@ def relation_tables(givens: Sequence[GivenName]) -> tuple[np.ndarray, np.ndarray
     return rel, mid
 
 
-def _member(m: sparse.csr_matrix, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    """m[rows[k], cols[k]] != 0, by binary search in the sorted (row, col) codes."""
-    width = np.int64(m.shape[1])
+def _codes_of(m: sparse.csr_matrix) -> np.ndarray:
+    """The sorted `row * width + column` codes of a 0/1 matrix's entries."""
     row_of = np.repeat(np.arange(m.shape[0], dtype=np.int64), np.diff(m.indptr))
-    codes = np.sort(row_of * width + m.indices.astype(np.int64))
-    want = rows.astype(np.int64) * width + cols.astype(np.int64)
+    return np.sort(row_of * np.int64(m.shape[1]) + m.indices.astype(np.int64))
+
+
+def _member(codes: np.ndarray, width: int, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """m[rows[k], cols[k]] != 0 for the matrix m of `codes` (see `_codes_of`), by binary
+    search."""
+    want = rows.astype(np.int64) * np.int64(width) + cols.astype(np.int64)
     pos = np.minimum(np.searchsorted(codes, want), len(codes) - 1)
     return codes[pos] == want if len(codes) else np.zeros(len(rows), dtype=bool)
 
@@ -182,8 +190,9 @@ def pair_rows(arr: SigArrays, left: np.ndarray, right: np.ndarray) -> np.ndarray
     # Both sets hold the pair's own key(s); count only the other authors.
     oa, ob = arr.own[left], arr.own[right]
     same_block = oa == ob
-    own = (_member(arr.coauthors, left, oa) & _member(arr.coauthors, right, oa)).astype(float)
-    own += ~same_block & _member(arr.coauthors, left, ob) & _member(arr.coauthors, right, ob)
+    codes, width = arr.coauthor_codes, arr.coauthors.shape[1]
+    own = (_member(codes, width, left, oa) & _member(codes, width, right, oa)).astype(float)
+    own += ~same_block & _member(codes, width, left, ob) & _member(codes, width, right, ob)
     shared = inter - own
     union = arr.n_coauthors[left] + arr.n_coauthors[right] - inter - np.where(same_block, 1, 2)
     out[:, 5] = np.minimum(shared, 5)
