@@ -4,6 +4,8 @@ every figure.
     flock /tmp/paperdesk-timed.lock .venv/bin/python bench/resolve.py --records 1000000
     nice -n 19 .venv/bin/python bench/resolve.py --records 100000 --stages works \
         --snapshot /tmp/resolve-snap        # development: build once, reuse the store
+    nice -n 19 .venv/bin/python bench/resolve.py --records 1000000 --snapshot S --keep-resolved R
+    .venv/bin/python bench/resolve.py --records 1000000 --from-resolved R   # the day alone
 
 Builds a store of N records: the real arXiv daily feed plus perturbed copies of its papers,
 generated here with a fixed seed, shuffled together so copies often arrive before their
@@ -284,7 +286,7 @@ def show_stages(rep: dict, stages: list[str]) -> None:
             f"  authors: {a.get('signatures', 0):,} signatures of {a.get('records', 0):,} "
             f"records, wall {a['wall']:.1f}s, CPU {a['cpu']:.1f}s "
             f"({1000 * a['cpu'] / sigs:.3f} ms/signature), peak RSS {a['peak_rss_gib']:.2f} GiB; "
-            f"{a.get('profiles_total', 0):,} profiles",
+            f"{a.get('profiles_total', 0):,} profiles; seconds by phase {a.get('seconds')}",
             flush=True,
         )
 
