@@ -383,3 +383,50 @@ def test_stored_samples_score_like_their_records(openreview: LabelledSet, tmp_pa
         row = text_vectors([want])
         assert list(idx) == list(row.indices) and np.array_equal(val, row.data)
     store.close()
+
+
+def test_streaming_workers_give_the_serial_run(openreview: LabelledSet, tmp_path: Path) -> None:
+    """A full run streamed by worker processes (records shared out by work) stores exactly
+    what one process stores: the same signatures, profile ids, profile rows and samples."""
+    from dataclasses import replace
+
+    import paperdesk.resolve.authors_stream as stream
+    from paperdesk.model import Author
+    from paperdesk.normalize import finish
+    from paperdesk.store.works import resolve_works
+
+    recs = [
+        finish(replace(r, doi=f"10.5555/s.{i}"))
+        for i, r in enumerate(_records(openreview, {"Jun Liu", "Chelsea Finn", "Yang Liu"}))
+    ]
+    copies = [
+        finish(replace(r, source="bibtex", source_id=r.source_id + "-copy", raw=b"c" + r.raw,
+                       authors=[Author(name=f"{a.name[0]}. {a.name.split()[-1]}") for a in r.authors]))
+        for r in recs[::2]
+    ]
+
+    def run(name: str, minimum: int) -> tuple[list, list, list]:
+        store = open_store(tmp_path / name)
+        store.put_records([*copies, *recs], origin="test")
+        resolve_works(store)
+        old = stream.STREAM_MIN
+        stream.STREAM_MIN = minimum
+        try:
+            resolve_authors(store)
+        finally:
+            stream.STREAM_MIN = old
+        q = store.conn.execute
+        out = (
+            q("SELECT * FROM author_signatures ORDER BY sig_id").fetchall(),
+            q("SELECT author_id, name, name_folded, block, n_signatures, n_records, givens, reps"
+              " FROM author_profiles ORDER BY author_id").fetchall(),
+            q("SELECT * FROM author_samples ORDER BY sig_id").fetchall(),
+        )
+        store.close()
+        return out
+
+    serial = run("serial.db", 10**9)
+    streamed = run("streamed.db", 0)
+    assert serial[0] and len({r[6] for r in serial[0]}) < len(serial[0])
+    assert streamed == serial
+    assert not list(tmp_path.glob("paperdesk-authors-*"))  # the staging files are gone

@@ -26,6 +26,7 @@ from typing import Any
 
 from paperdesk.errors import NotFoundError, PaperdeskError
 from paperdesk.resolve import authors_samples as samples
+from paperdesk.resolve import authors_stream
 from paperdesk.resolve.authors_disambiguate import Constraints, disambiguate
 from paperdesk.resolve.authors_features import Signature, name_form, signatures_from_record
 from paperdesk.resolve.authors_model import PairModel, default_model
@@ -369,9 +370,15 @@ def resolve_authors(
     cons = curation_constraints(curations)
     solo = {s for c in curations for g in c.groups for s in g}
 
-    builder, changed, last_seq = _stage_new(store, since, solo)
+    streamed = authors_stream.stream(store, solo) if authors_stream.can_stream(store, since) else None
+    if streamed is None:
+        builder, changed, last_seq = _stage_new(store, since, solo)
+        stats.records = len(changed)
+    else:  # a full run: nothing below looks at which records changed
+        builder, changed, last_seq = streamed.builder, set(), streamed.last_seq
+        stats.records = streamed.records
     stats.lap("read")
-    stats.records, stats.signatures = len(changed), builder.signatures
+    stats.signatures = builder.signatures
     old_of_changed = {} if stats.full else {
         r.sig_id: r.author_id for r in db.signatures_of_records(conn, changed)
     }
@@ -400,7 +407,7 @@ def resolve_authors(
     stats.lap("context")
 
     cons.fixed = fixed
-    vecs = samples.vectors(sigs, cached)
+    vecs = samples.vectors(sigs, cached) if streamed is None else streamed.vectors
     labels = disambiguate(sigs, model=model, constraints=cons, vectors=vecs) if sigs else []
     assigned = _assign_ids(sigs, labels, fixed, previous, conn)
     unit_author = dict(attached)
@@ -408,6 +415,8 @@ def resolve_authors(
     rewrite = {s: assigned[rep] for s, rep in moved.items() if assigned[rep] != previous[s]}
     stats.lap("cluster")
 
+    if streamed is not None:
+        db.stage_attach(conn, streamed.stage_files)
     with store.transaction():
         before = db.profile_ids(conn) if stats.full else set()
         if stats.full:
@@ -415,7 +424,12 @@ def resolve_authors(
         else:
             db.delete_signatures_of_records(conn, changed)
             db.delete_samples_of_records(conn, changed)
-        db.stage_commit(conn, unit_author.items(), bulk=stats.full)
+        if streamed is None:
+            db.stage_commit(conn, unit_author.items(), bulk=stats.full)
+        else:
+            db.stage_commit_parts(
+                conn, streamed.unit_rows(unit_author), len(streamed.stage_files)
+            )
         db.set_authors(conn, rewrite.items())
         rep_of: dict[str, list[str]] = defaultdict(list)
         for u in builder.units.values():
@@ -451,6 +465,9 @@ def resolve_authors(
                 "format": FORMAT,
             },
         )
+    if streamed is not None:
+        db.stage_detach(conn, len(streamed.stage_files))
+        streamed.close()
     stats.profiles_total = int(conn.execute("SELECT COUNT(*) FROM author_profiles").fetchone()[0])
     stats.lap("write")
     return stats

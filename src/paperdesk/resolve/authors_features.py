@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import Any
 
 import numpy as np
 from scipy import sparse
@@ -109,6 +110,14 @@ class Signature:
     """How many signatures share this blocking key."""
     total: int = FREQ_FLOOR
     """How many signatures the store holds (the denominator of both frequencies)."""
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # A full run's streaming workers send their units' signatures back by the hundred
+        # thousand: a tuple of fields unpickles several times faster than a __dict__.
+        return (Signature, tuple(getattr(self, name) for name in _SIG_FIELDS))
+
+
+_SIG_FIELDS = tuple(f.name for f in fields(Signature))
 
 
 def frequency(count: int, total: int) -> float:

@@ -391,6 +391,100 @@ def stage_commit(
     conn.execute("DELETE FROM author_stage_map")
 
 
+# -- a full run's streaming workers: each reads its share, stages rows in its own file -------
+
+
+def reader(path: str) -> sqlite3.Connection:
+    """A read-only connection of a worker process to the store file (a forked worker must
+    not use its parent's connection)."""
+    return sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+
+
+def records_of_part(
+    conn: sqlite3.Connection, since: int, part: int, parts: int
+) -> Iterator[tuple[int, int, str, bytes, str | None]]:
+    """(seq, rowid, key, stored data, work id `W<n>` or None) of the records changed after
+    `since` whose work (or, for a record in no work, its rowid) falls in `part` of
+    `parts`, in seq order: the records of one work always land in one part."""
+    cur = conn.execute(
+        "SELECT r.seq, r.rowid, r.key, r.data, w.work_id FROM records r"
+        " LEFT JOIN work_records w ON w.record_key = r.key"
+        " WHERE r.seq > ? AND COALESCE(w.work_id, r.rowid) % ? = ? ORDER BY r.seq, r.rowid",
+        (since, parts, part),
+    )
+    while rows := cur.fetchmany(1000):
+        for seq, rowid, key, data, work in rows:
+            yield seq, rowid, key, data, None if work is None else f"W{work}"
+
+
+_STAGE_COLS = (
+    "sig_id TEXT, record_key TEXT, position INTEGER, name TEXT, name_folded TEXT,"
+    " block TEXT, given TEXT, unit INTEGER"
+)
+
+
+def stage_file(path: str) -> sqlite3.Connection:
+    """A worker's own staging file (throw-away: no journal, no fsync), open for writing."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = OFF")
+    conn.execute("PRAGMA synchronous = OFF")
+    conn.execute(f"CREATE TABLE author_stage ({_STAGE_COLS})")
+    conn.execute("BEGIN")
+    return conn
+
+
+def stage_file_put(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
+    conn.executemany("INSERT INTO author_stage VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+
+
+def stage_file_done(conn: sqlite3.Connection) -> None:
+    conn.execute("COMMIT")
+    conn.close()
+
+
+def stage_attach(conn: sqlite3.Connection, paths: Sequence[str]) -> None:
+    """Attach the workers' staging files as `stage0`, `stage1`, … (outside a transaction:
+    SQLite cannot attach inside one). Any left attached by a run that failed go first."""
+    attached = {r[1] for r in conn.execute("PRAGMA database_list")}
+    for name in sorted(a for a in attached if a.startswith("stage")):
+        conn.execute("DETACH DATABASE " + name)
+    for k, path in enumerate(paths):
+        conn.execute(f"ATTACH DATABASE ? AS stage{k}", (path,))
+
+
+def stage_detach(conn: sqlite3.Connection, n: int) -> None:
+    for k in range(n):
+        conn.execute(f"DETACH DATABASE stage{k}")
+
+
+def stage_commit_parts(
+    conn: sqlite3.Connection, unit_author: Iterable[tuple[int, int, str]], parts: int
+) -> None:
+    """`stage_commit(bulk=True)` for rows staged in the attached worker files: each row
+    takes the profile id of its (worker, local unit)."""
+    conn.execute(
+        "CREATE TEMP TABLE IF NOT EXISTS author_stage_parts"
+        " (part INTEGER, unit INTEGER, author_id TEXT NOT NULL, PRIMARY KEY (part, unit))"
+    )
+    conn.execute("DELETE FROM author_stage_parts")
+    conn.executemany("INSERT INTO author_stage_parts VALUES (?, ?, ?)", unit_author)
+    for name in _SIG_INDEXES:
+        conn.execute(f"DROP INDEX IF EXISTS {name}")
+    union = " UNION ALL ".join(
+        f"SELECT {k} AS part, * FROM stage{k}.author_stage" for k in range(parts)  # noqa: S608
+    )
+    conn.execute(
+        f"INSERT OR REPLACE INTO author_signatures ({_SIG_COLS})"  # noqa: S608
+        " SELECT s.sig_id, s.record_key, s.position, s.name, s.name_folded, s.block,"
+        f" m.author_id, s.given FROM ({union}) s"
+        " JOIN author_stage_parts m ON m.part = s.part AND m.unit = s.unit"
+        " ORDER BY s.record_key, s.position"
+    )
+    for name, column in _SIG_INDEXES.items():
+        conn.execute(f"CREATE INDEX IF NOT EXISTS {name} ON author_signatures({column})")
+    conn.execute("DELETE FROM author_stage_parts")
+
+
 def changed_records(conn: sqlite3.Connection, since: int) -> Iterator[tuple[int, str, bytes]]:
     """(seq, key, stored data) for records changed after `since`, in seq order —
     `SQLiteStore.iter_changed` without building `SourceRecord`s, which the author stage

@@ -1,0 +1,177 @@
+"""A full author run's streaming phase, split over worker processes.
+
+Reading a million records into units (parsing their JSON, normalising names, picking each
+unit's representative, staging the signature rows until their profile ids are known) and
+vectorising the representatives' text was most of a full run, in one process. Here the
+records are shared out between forked workers by their work id (a unit never spans two
+works, so each worker builds whole units); each reads its share from the store file with
+its own read-only connection, stages its rows in a file of its own and vectorises its
+units' text. The parent merges the units in the order a single process would have made
+them (by the record that opened each unit, then position), so everything downstream —
+blocks, sub-blocks, labels, profile ids — is exactly the serial run's.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import tempfile
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy import sparse
+
+from paperdesk.resolve.authors_features import text_vectors
+from paperdesk.resolve.authors_units import Unit, UnitBuilder
+from paperdesk.store import authors as db
+from paperdesk.store.sqlite import SQLiteStore
+
+STREAM_MIN = 20_000
+"""Records from which a full run streams them in worker processes."""
+
+_ROWS = 20_000
+"""Stage rows a worker writes at once."""
+
+
+@dataclass
+class Part:
+    """What one worker hands back: its units (local index order), their name variants,
+    counts, the (seq, rowid) of the record that opened each unit, and the units'
+    representative text vectors (the text itself stays behind)."""
+
+    units: list[Unit]
+    variants: list[dict[Any, int]]
+    """Per unit, as plain dicts (a Counter unpickles through Python code)."""
+    opened: list[tuple[int, int]]
+    name_counts: Counter[str]
+    block_counts: Counter[str]
+    signatures: int
+    records: int
+    last_seq: int
+    vectors: sparse.csr_matrix
+
+
+@dataclass
+class Streamed:
+    """The merged result: a `UnitBuilder` as one process would have built it, the text
+    vectors of its units' representatives (unit index order), and the staged rows, one
+    file per worker, whose unit numbers are the worker's local ones (`local_to_global`)."""
+
+    builder: UnitBuilder
+    vectors: sparse.csr_matrix
+    records: int
+    last_seq: int
+    stage_files: list[str]
+    local_to_global: list[np.ndarray]
+    tmp: tempfile.TemporaryDirectory[str] = field(repr=False)
+
+    def unit_rows(self, unit_author: dict[int, str]) -> Iterator[tuple[int, int, str]]:
+        """(worker, local unit, profile id) for every unit."""
+        for k, glob in enumerate(self.local_to_global):
+            for local, g in enumerate(glob.tolist()):
+                yield k, local, unit_author[g]
+
+    def close(self) -> None:
+        self.tmp.cleanup()
+
+
+_JOB: tuple[str, int, set[str], int, str] | None = None
+"""What forked workers inherit: (store path, since, solo, workers, stage dir)."""
+
+
+def _stream_part(k: int) -> Part:
+    assert _JOB is not None
+    path, since, solo, n, stage_dir = _JOB
+    builder = UnitBuilder(solo)
+    opened: list[tuple[int, int]] = []
+    rows: list[Any] = []
+    records = 0
+    last_seq = since
+    conn = db.reader(path)
+    stage = db.stage_file(str(Path(stage_dir) / f"stage{k}.db"))
+    try:
+        for seq, rowid, key, data, work in db.records_of_part(conn, since, k, n):
+            records += 1
+            last_seq = max(last_seq, seq)
+            before = len(builder.units)
+            rows.extend(builder.add(key, data, work))
+            opened.extend([(seq, rowid)] * (len(builder.units) - before))
+            if len(rows) >= _ROWS:
+                db.stage_file_put(stage, rows)
+                rows.clear()
+        db.stage_file_put(stage, rows)
+        db.stage_file_done(stage)
+    finally:
+        conn.close()
+    units = list(builder.units.values())
+    vectors = text_vectors([u.rep for u in units])
+    for u in units:
+        u.rep.text = ""  # vectorised: no need to ship it back
+    return Part(
+        units, [dict(v) for v in builder.variants], opened, builder.name_counts, builder.block_counts,
+        builder.signatures, records, last_seq, vectors,
+    )
+
+
+def can_stream(store: SQLiteStore, since: int) -> bool:
+    """A full run over a store file large enough to be worth the workers."""
+    if since != 0 or store.path == ":memory:" or "fork" not in mp.get_all_start_methods():
+        return False
+    if min(2, os.cpu_count() or 1) < 2:
+        return False
+    return store.count_records() >= STREAM_MIN
+
+
+def stream(store: SQLiteStore, solo: set[str], processes: int = 2) -> Streamed:
+    """Every record into units, in `processes` forked workers (see the module doc)."""
+    global _JOB
+    tmp = tempfile.TemporaryDirectory(prefix="paperdesk-authors-", dir=Path(store.path).parent)
+    try:
+        _JOB = (store.path, 0, solo, processes, tmp.name)
+        try:
+            with mp.get_context("fork").Pool(processes) as pool:
+                parts = pool.map(_stream_part, range(processes), chunksize=1)
+        finally:
+            _JOB = None
+        return _merge(parts, solo, tmp)
+    except BaseException:
+        tmp.cleanup()
+        raise
+
+
+def _merge(parts: list[Part], solo: set[str], tmp: tempfile.TemporaryDirectory[str]) -> Streamed:
+    """One builder from the workers' parts, units in the serial run's order: by the
+    (seq, rowid) of the record that opened them, then by creation order within it (a
+    record belongs to one worker, which opened its units in position order)."""
+    order = sorted(
+        (opened, k, i) for k, part in enumerate(parts) for i, opened in enumerate(part.opened)
+    )
+    builder = UnitBuilder(solo)
+    local_to_global = [np.empty(len(p.units), dtype=np.int64) for p in parts]
+    offsets = np.cumsum([0, *(len(p.units) for p in parts)])
+    rows = np.empty(len(order), dtype=np.int64)
+    for g, (_, k, i) in enumerate(order):
+        unit = parts[k].units[i]
+        unit.index = g
+        builder.units[unit.key] = unit
+        builder.variants.append(Counter(parts[k].variants[i]))
+        local_to_global[k][i] = g
+        rows[g] = offsets[k] + i
+    for p in parts:
+        builder.name_counts.update(p.name_counts)
+        builder.block_counts.update(p.block_counts)
+        builder.signatures += p.signatures
+    vectors = sparse.vstack([p.vectors for p in parts], format="csr")[rows]
+    return Streamed(
+        builder=builder,
+        vectors=vectors,
+        records=sum(p.records for p in parts),
+        last_seq=max(p.last_seq for p in parts),
+        stage_files=[str(Path(tmp.name) / f"stage{k}.db") for k in range(len(parts))],
+        local_to_global=local_to_global,
+        tmp=tmp,
+    )
