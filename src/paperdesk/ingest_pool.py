@@ -24,7 +24,7 @@ from paperdesk import sources
 from paperdesk.errors import PaperdeskError, ParseError
 from paperdesk.gcpause import gc_paused
 from paperdesk.store.base import Reject
-from paperdesk.store.sqlite import Row, payload_hash
+from paperdesk.store.sqlite import Row, known_payloads, payload_hash
 
 # Formats whose every line is an independent record (a chunk of lines parses alone, and a
 # record's number is its line number).
@@ -58,13 +58,7 @@ def _init(db_path: str) -> None:
 
 def _known(hashes: list[str]) -> set[str]:
     assert _ro is not None
-    found: set[str] = set()
-    for i in range(0, len(hashes), 500):
-        chunk = hashes[i : i + 500]
-        marks = ",".join("?" * len(chunk))
-        sql = f"SELECT sha256 FROM payloads WHERE sha256 IN ({marks})"  # noqa: S608
-        found.update(r[0] for r in _ro.execute(sql, chunk))
-    return found
+    return known_payloads(_ro, hashes)
 
 
 def _work(parser_name: str, origin: str, first_no: int, data: bytes) -> list[Row | Reject | str]:

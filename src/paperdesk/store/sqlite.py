@@ -36,6 +36,27 @@ def payload_hash(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()
 
 
+def digest_key(sha256_hex: str) -> int:
+    """The `payloads.digest` look-up key of a payload hash: its first 8 bytes as a signed
+    big-endian int64 (SQLite's integer). Random, like the hash, but an 8-byte index entry
+    instead of a 64-character one; `known_payloads` compares the full hash."""
+    return int.from_bytes(bytes.fromhex(sha256_hex[:16]), "big", signed=True)
+
+
+def known_payloads(conn: sqlite3.Connection, hashes: Sequence[str]) -> set[str]:
+    """The subset of `hashes` (sha256 hex) stored in `payloads`, on any connection (the
+    ingest workers ask on read-only ones)."""
+    found: set[str] = set()
+    wanted = set(hashes)
+    keys = list({digest_key(h) for h in wanted})
+    for i in range(0, len(keys), 500):
+        chunk = keys[i : i + 500]
+        marks = ",".join("?" * len(chunk))
+        sql = f"SELECT sha256 FROM payloads WHERE digest IN ({marks})"  # noqa: S608
+        found.update(h for (h,) in conn.execute(sql, chunk) if h in wanted)
+    return found
+
+
 def _default(obj: Any) -> Any:
     if isinstance(obj, bytes):
         return None  # the raw payload is stored in `payloads`, not in `data`
@@ -137,6 +158,8 @@ class SQLiteStore:
             self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open database {self.path}: {exc}") from exc
+        # Used by migration 003 to key existing payloads.
+        self.conn.create_function("paperdesk_digest_key", 1, digest_key, deterministic=True)
         if self.conn.execute("PRAGMA page_count").fetchone()[0] == 0:
             # A new database gets 16 KiB pages (only possible before its first write): a
             # record row (~2 KB of JSON) and its payload (~2 KB) rarely spill into overflow
@@ -233,18 +256,7 @@ class SQLiteStore:
 
     # -- records ---------------------------------------------------------------------
     def known_payloads(self, hashes: Sequence[str]) -> set[str]:
-        found: set[str] = set()
-        for i in range(0, len(hashes), 500):
-            chunk = list(hashes[i : i + 500])
-            marks = ",".join("?" * len(chunk))
-            found.update(
-                r[0]
-                for r in self.conn.execute(
-                    f"SELECT sha256 FROM payloads WHERE sha256 IN ({marks})",  # noqa: S608
-                    chunk,
-                )
-            )
-        return found
+        return known_payloads(self.conn, hashes)
 
     def put_records(
         self,
@@ -313,7 +325,9 @@ class SQLiteStore:
                     fresh[key] = (rowid, row)
                     result.inserted += 1
                     result.keys.append(key)
-                payload_rows.append((rowid, digest, row[ROW_FORMAT], origin, stamp, row[ROW_RAW]))
+                payload_rows.append(
+                    (rowid, digest_key(digest), digest, row[ROW_FORMAT], origin, stamp, row[ROW_RAW])
+                )
             self.conn.executemany(
                 "INSERT INTO records (rowid, key, source, source_id, data, title, year, doi,"
                 " arxiv_id, feed_date, submitted, latest_version, created_at, modified_at, seq)"
@@ -346,8 +360,9 @@ class SQLiteStore:
                 ],
             )
             self.conn.executemany(
-                "INSERT INTO payloads (record_rowid, sha256, format, origin, received_at, body)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO payloads"
+                " (record_rowid, digest, sha256, format, origin, received_at, body)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
                 payload_rows,
             )
             self._add_rejects(rejects, stamp)
