@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
+from isal import igzip, isal_zlib
+
 from paperdesk import ingest_pool, normalize, sources
 from paperdesk.errors import ParseError
 from paperdesk.gcpause import gc_paused
@@ -215,7 +217,9 @@ def open_decompressed(path: Path) -> tuple[BinaryIO, BinaryIO]:
     raw.seek(0)
     stream: Any
     if magic[:2] == b"\x1f\x8b":
-        stream = gzip.GzipFile(fileobj=raw, mode="rb")
+        # ISA-L's inflate: the same gzip reader, ~3x less CPU than zlib's (daily feed: 1.37
+        # -> 0.47 s), and it runs in the ingest's single writer process.
+        stream = igzip.GzipFile(fileobj=raw, mode="rb")
     elif magic[:3] == b"BZh":
         stream = bz2.BZ2File(raw, mode="rb")
     elif magic[:6] == b"\xfd7zXZ\x00":
@@ -225,7 +229,11 @@ def open_decompressed(path: Path) -> tuple[BinaryIO, BinaryIO]:
     return stream, raw
 
 
-_DECOMPRESS_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile, lzma.LZMAError, OSError)
+# isal's stubs declare its `error` as an instance; at run time it is the exception class.
+_ISAL_ERROR: type[Exception] = isal_zlib.error  # type: ignore[assignment]
+_DECOMPRESS_ERRORS = (
+    EOFError, zlib.error, _ISAL_ERROR, gzip.BadGzipFile, lzma.LZMAError, OSError,
+)
 
 
 def _guarded(it: Iterator[SourceRecord | ParseError], origin: str) -> Iterator[Any]:
