@@ -54,6 +54,9 @@ def usable(parser_name: str, head: bytes, db_path: str) -> bool:
 def _init(db_path: str) -> None:
     global _ro
     _ro = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, check_same_thread=False)
+    # Each chunk looks up ~2,000 random payload digests: keep the digest index (~14 MB at a
+    # million records) cached instead of re-reading its pages with the default 2 MB cache.
+    _ro.execute("PRAGMA cache_size=-32768")
 
 
 def _known(hashes: list[str]) -> set[str]:
