@@ -330,3 +330,16 @@ def test_sort_by_date_and_paging(built) -> None:
     first = ix.search("image segmentation", mode="keyword", limit=10)
     page2 = ix.search("image segmentation", mode="keyword", limit=5, offset=5)
     assert [h.work_id for h in page2.hits] == [h.work_id for h in first.hits[5:10]]
+
+
+def test_without_count_the_same_hits_and_no_total(built) -> None:
+    """`count=False` (post-filtered, pruned) returns what the counted search returns, for
+    keyword and hybrid, filtered or not, and says it did not count."""
+    _, ix, _ = built
+    for q in ("cat:cs.CV image", "year:2025 robot learning", "source:arxiv diffusion",
+              "language -cat:cs.CL", "segmentation"):
+        for mode in ("keyword", "hybrid"):
+            a = ix.search(q, mode=mode, limit=10)
+            b = ix.search(q, mode=mode, limit=10, count=False)
+            assert a.total is not None and a.total > 0 and b.total is None, (q, mode)
+            assert [h.to_dict() for h in b.hits] == [h.to_dict() for h in a.hits], (q, mode)

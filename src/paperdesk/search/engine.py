@@ -17,7 +17,7 @@ from typing import Any, Literal
 import numpy as np
 
 from paperdesk.errors import NotFoundError, QueryError
-from paperdesk.search import fusion
+from paperdesk.search import filtered, fusion
 from paperdesk.search.embed import DEFAULT_EMBEDDER, Embedder, make_embedder
 from paperdesk.search.keyword import KeywordIndex
 from paperdesk.search.query import Bool, Node, Phrase, Term, free_text_query, parse_query
@@ -65,8 +65,9 @@ class Hit:
 class SearchResult:
     query: str
     mode: str
-    total: int
-    """Works matching the keyword query (semantic mode: works considered)."""
+    total: int | None
+    """Works matching the keyword query (semantic mode: works considered); None when the
+    caller asked not to count (`count=False`: counting visits every match)."""
     hits: list[Hit]
     facets: dict[str, list[tuple[Any, int]]] | None = None
     took_ms: float = 0.0
@@ -188,9 +189,15 @@ class SearchIndex:
         highlight: Any | None,
         ranks: dict[str, dict[int, int]] | None = None,
         snippets: bool = True,
+        stored: dict[int, tuple[Any, dict[str, Any]]] | None = None,
+        searcher: Any = None,
     ) -> list[Hit]:
-        stored = self.keyword.by_docno([d for d, _ in ranked])
-        snip = self.keyword.snippets(highlight) if snippets and highlight is not None else None
+        """Hits with their stored fields: `stored` (docno → (address, fields)) when the
+        ranking already has them, else looked up by docno."""
+        s = searcher or self.keyword.searcher()
+        if stored is None:
+            stored = self.keyword.by_docno([d for d, _ in ranked], s)
+        snip = self.keyword.snippets(highlight, searcher=s) if snippets and highlight is not None else None
         out = []
         for docno, score in ranked:
             if docno not in stored:
@@ -223,7 +230,7 @@ class SearchIndex:
         return out
 
     # -- the three modes -----------------------------------------------------------------
-    def keyword_ranking(self, kw_query: Any, k: int, offset: int = 0, sort: str = "relevance") -> tuple[list[tuple[int, float]], int]:
+    def keyword_ranking(self, kw_query: Any, k: int, offset: int = 0, sort: str = "relevance") -> tuple[list[tuple[int, float]], int | None]:
         hits, total = self.keyword.search(kw_query, k, offset, sort)
         return [(h.docno, h.score) for h in hits], total
 
@@ -288,8 +295,13 @@ class SearchIndex:
         sort: str = "relevance",
         facets: bool = False,
         snippets: bool = True,
+        count: bool = True,
     ) -> SearchResult:
-        """Run one query. Raises QueryError for a malformed query or bad arguments."""
+        """Run one query. Raises QueryError for a malformed query or bad arguments.
+
+        `count=False` leaves `total` None: counting visits every match, which stops
+        tantivy from skipping the documents that cannot make the top `limit` (and lets
+        filtered queries be post-filtered, `filtered.py`) — 2–3x faster at 1M works."""
         t0 = time.perf_counter()
         if mode not in MODES:
             raise QueryError(f"unknown mode {mode!r} (use keyword, semantic or hybrid)")
@@ -304,8 +316,13 @@ class SearchIndex:
         if mode == "hybrid" and not self.semantic_available():
             mode = "keyword"  # the embeddings extra is not installed
         ranks: dict[str, dict[int, int]] = {}
+        s = self.keyword.searcher()
+        stored = None
         if mode == "keyword":
-            ranked, total = self.keyword_ranking(kwq, limit, offset, sort)
+            found, total = filtered.search(self.keyword, node, kwq, limit, offset, sort, count, s)
+            ranked = [(h.docno, h.score) for h in found]
+            docs = self.keyword.stored([h.address for h in found], s)
+            stored = {h.docno: (h.address, d) for h, d in zip(found, docs, strict=True)}
         else:
             depth = max(CANDIDATES, offset + limit)
             sem, qv = self.semantic_ranking(text, filt, depth)
@@ -313,15 +330,16 @@ class SearchIndex:
             if mode == "semantic":
                 ranked, total = sem, len(sem)
             else:
-                kw, total = self.keyword_ranking(kwq, depth)
+                found, total = filtered.search(self.keyword, node, kwq, depth, count=count, searcher=s)
+                kw = [(h.docno, h.score) for h in found]
                 ranks["keyword"] = {d: i + 1 for i, (d, _) in enumerate(kw)}
                 ranked = self.fuse(kw, sem, qv)
             if sort == "date":
                 dates = self._dates([d for d, _ in ranked])
                 ranked = sorted(ranked, key=lambda p: -dates.get(p[0], 0))
             ranked = ranked[offset : offset + limit]
-        hl = self.keyword.highlight_query(node) if mode != "semantic" else None
-        hits = self._hits(ranked, hl, ranks, snippets)
+        hl = self.keyword.highlight_query(node) if snippets and mode != "semantic" else None
+        hits = self._hits(ranked, hl, ranks, snippets, stored, s)
         fc = self.keyword.facets(kwq) if facets else None
         return SearchResult(q, mode, total, hits, fc, (time.perf_counter() - t0) * 1000)
 

@@ -8,11 +8,14 @@ is never involved.
 
 Scoring: each free word is a BM25 disjunction over title (boost `TITLE_BOOST`), abstract
 and author names. Subjects, sources, years and dates are exact filters (raw/fast fields)
-that also feed the facet counts.
+that also feed the facet counts; they add nothing to a score (a `cat:` term used to add its
+own BM25, which favoured papers with fewer categories), so a filtered query ranks what
+passes exactly as the unfiltered one does — which `filtered.py` relies on.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from collections.abc import Iterable, Sequence
@@ -35,6 +38,9 @@ from tantivy import (
 from paperdesk.errors import QueryError
 from paperdesk.search.document import SearchDoc, index_text
 from paperdesk.search.query import Bool, Node, Phrase, Source, Subject, Term, YearRange
+
+FILTER_NODES = (Subject, YearRange, Source)
+"""Query parts that only filter: they score 0 and can be checked per document."""
 
 TITLE_BOOST = 0.3
 """Extra weight of a title match on top of the `text` field (title + abstract as one BM25
@@ -112,6 +118,7 @@ class KeywordHit:
     docno: int
     score: float
     address: Any
+    """Valid in the searcher that found the hit (`KeywordIndex.stored` with that searcher)."""
 
 
 class KeywordIndex:
@@ -129,6 +136,11 @@ class KeywordIndex:
         self.index.register_tokenizer(TEXT_ANALYZER, self.analyzer)
         self.index.register_tokenizer(NAME_ANALYZER, self.names)
         self._writer: Any = None
+        self._searcher: Any = None
+        self._stamp: tuple[int, int, int] | None = None
+        self._meta = str(path / "meta.json")
+        self.cache: dict[Any, Any] = {}
+        """What was computed for the current searcher (filter masks); emptied with it."""
 
     # -- writing ---------------------------------------------------------------------
     def writer(self) -> Any:
@@ -253,19 +265,8 @@ class KeywordIndex:
             return self._prefix(node) if node.prefix else self._words(node.text, node.field)
         if isinstance(node, Phrase):
             return self._words(node.text, node.field)
-        if isinstance(node, YearRange):
-            return Query.range_query(self.schema, "year", tantivy.FieldType.Integer, node.lo, node.hi)
-        if isinstance(node, Source):
-            return Query.term_query(self.schema, "source", node.name)
-        if isinstance(node, Subject):
-            if node.prefix:
-                core = node.code.rstrip(".")
-                if "." not in core:  # cat:cs.* or cat:cs*  → the archive
-                    if node.code.endswith("."):
-                        return Query.term_query(self.schema, "archive", core)
-                    return Query.regex_query(self.schema, "subject", re.escape(core) + ".*")
-                return Query.regex_query(self.schema, "subject", re.escape(node.code) + ".*")
-            return Query.term_query(self.schema, "subject", node.code)
+        if isinstance(node, FILTER_NODES):
+            return Query.const_score_query(self._filter(node), 0.0)
         if isinstance(node, Bool):
             clauses = [(Occur.Must, self.translate(n)) for n in node.must]
             for n in node.should:
@@ -283,6 +284,20 @@ class KeywordIndex:
                 clauses.append((Occur.Must, Query.all_query()))
             return Query.boolean_query(clauses)
         raise QueryError(f"unsupported query part {node!r}")  # pragma: no cover
+
+    def _filter(self, node: YearRange | Source | Subject) -> Any:
+        if isinstance(node, YearRange):
+            return Query.range_query(self.schema, "year", tantivy.FieldType.Integer, node.lo, node.hi)
+        if isinstance(node, Source):
+            return Query.term_query(self.schema, "source", node.name)
+        if node.prefix:
+            core = node.code.rstrip(".")
+            if "." not in core:  # cat:cs.* or cat:cs*  → the archive
+                if node.code.endswith("."):
+                    return Query.term_query(self.schema, "archive", core)
+                return Query.regex_query(self.schema, "subject", re.escape(core) + ".*")
+            return Query.regex_query(self.schema, "subject", re.escape(node.code) + ".*")
+        return Query.term_query(self.schema, "subject", node.code)
 
     def highlight_query(self, node: Node) -> Any | None:
         """The query's positive words and phrases on the stored `abstract` field — what a
@@ -310,26 +325,55 @@ class KeywordIndex:
 
     # -- reading ---------------------------------------------------------------------
     def searcher(self) -> Any:
-        return self.index.searcher()
+        """The searcher of the latest commit, kept while no commit follows.
+
+        Kept so that what is cached for it (`cache`: filter masks by docno) stays true
+        for every document it returns; a commit by any process rewrites `meta.json`
+        (atomically: a new inode), which is checked on each call — a stat, ~µs."""
+        try:
+            st = os.stat(self._meta)
+            stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
+        except OSError:
+            stamp = None
+        if self._searcher is None or stamp != self._stamp:
+            self.index.reload()
+            self._searcher = self.index.searcher()
+            self._stamp = stamp
+            self.cache.clear()
+        return self._searcher
+
+    def cache_for(self, searcher: Any) -> dict[Any, Any]:
+        """What is computed for `searcher` is cached while it is the current searcher."""
+        return self.cache if searcher is self._searcher else {}
 
     def num_docs(self) -> int:
         return int(self.searcher().num_docs)
 
     def search(
-        self, query: Any, limit: int, offset: int = 0, sort: str = "relevance"
-    ) -> tuple[list[KeywordHit], int]:
-        s = self.searcher()
+        self,
+        query: Any,
+        limit: int,
+        offset: int = 0,
+        sort: str = "relevance",
+        count: bool = True,
+        searcher: Any = None,
+    ) -> tuple[list[KeywordHit], int | None]:
+        """Top hits and, with `count`, how many documents match (None without).
+
+        Counting visits every match: tantivy then cannot skip the documents that cannot
+        reach the top `limit` (block-max WAND), so only count when the caller shows it."""
+        s = searcher or self.searcher()
         if sort == "date":
-            res = s.search(query, limit, count=True, order_by_field="date", offset=offset)
+            res = s.search(query, limit, count=count, order_by_field="date", offset=offset)
         else:
-            res = s.search(query, limit, count=True, offset=offset)
+            res = s.search(query, limit, count=count, offset=offset)
         addrs = [a for _, a in res.hits]
         docnos = s.fast_field_values("docno", addrs) if addrs else []
         hits = [
             KeywordHit(int(d), float(sc) if sort != "date" else 0.0, a)
             for (sc, a), d in zip(res.hits, docnos, strict=True)
         ]
-        return hits, int(res.count or 0)
+        return hits, (int(res.count or 0) if count else None)
 
     def docnos(self, query: Any, limit: int) -> list[int]:
         """Doc numbers matching a (filter) query, up to `limit` — for filtered vector search."""
@@ -343,15 +387,18 @@ class KeywordIndex:
     def count(self, query: Any) -> int:
         return int(self.searcher().search(query, 1, count=True).count or 0)
 
-    def stored(self, addrs: Sequence[Any]) -> list[dict[str, Any]]:
-        s = self.searcher()
+    def stored(self, addrs: Sequence[Any], searcher: Any = None) -> list[dict[str, Any]]:
+        """Stored fields by address (give the searcher the addresses came from)."""
+        s = searcher or self.searcher()
         return [s.doc(a).to_dict() for a in addrs]
 
-    def by_docno(self, docnos: Sequence[int]) -> dict[int, tuple[Any, dict[str, Any]]]:
+    def by_docno(
+        self, docnos: Sequence[int], searcher: Any = None
+    ) -> dict[int, tuple[Any, dict[str, Any]]]:
         """Stored fields of documents found by number (semantic hits need their titles)."""
         if not docnos:
             return {}
-        s = self.searcher()
+        s = searcher or self.searcher()
         q = Query.term_set_query(self.schema, "docno", list(docnos))
         res = s.search(q, len(docnos), count=False)
         out = {}
@@ -360,10 +407,10 @@ class KeywordIndex:
             out[int(d["docno"][0])] = (a, d)
         return out
 
-    def snippets(self, query: Any, max_chars: int = 240) -> Any:
+    def snippets(self, query: Any, max_chars: int = 240, searcher: Any = None) -> Any:
         """A function address → (fragment of the abstract around the matches, highlight
         ranges in it); the generator is built once per query, not once per hit."""
-        s = self.searcher()
+        s = searcher or self.searcher()
         gen = tantivy.SnippetGenerator.create(s, query, self.schema, "abstract")
         gen.set_max_num_chars(max_chars)
 
