@@ -24,6 +24,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import orjson
+
 from paperdesk.errors import NotFoundError, PaperdeskError
 from paperdesk.resolve import authors_samples as samples
 from paperdesk.resolve import authors_stream
@@ -289,12 +291,12 @@ def _context(
     for u in pending:
         if u.rep.block not in recluster:
             wanted[u.rep.block].add(u.rep.given)
-    by_block: dict[str, list[tuple[str, list[str], list[str], int]]] = defaultdict(list)
+    by_block: dict[str, list[tuple[str, str, str, int]]] = defaultdict(list)
     for aid, block, givens, sample, size in db.profile_summaries(conn, wanted):
         by_block[block].append((aid, givens, sample, size))
     for block, profiles in by_block.items():
-        for aid, sample in _fitting(profiles, wanted[block]):
-            for sig in sample:
+        for aid, sampled in _fitting(profiles, wanted[block]):
+            for sig in sampled:
                 if sig.rsplit("#", 1)[0] not in changed:
                     fixed[sig] = aid
                     reps.append(sig)
@@ -324,30 +326,38 @@ def _subblock(g: GivenName) -> str:
 
 
 def _fitting(
-    profiles: Sequence[tuple[str, list[str], list[str], int]], wanted: set[GivenName]
+    profiles: Sequence[tuple[str, str, str, int]], wanted: set[GivenName]
 ) -> list[tuple[str, list[str]]]:
-    """(profile, sample) of a block's profiles that a new signature with one of the
-    `wanted` given names could join (no contradictory given name; in a big block, the
-    same sub-block as in a full run), largest first, at most `MAX_PROFILES`."""
+    """(profile, sample) of a block's profiles — (id, givens JSON, sample JSON, size) as
+    stored — that a new signature with one of the `wanted` given names could join (no
+    contradictory given name; in a big block, the same sub-block as in a full run),
+    largest first, at most `MAX_PROFILES`."""
     big = len(profiles) > BIG_BLOCK
     keys = {_subblock(w) for w in wanted}
     fit: dict[str, bool] = {}
-    out: list[tuple[int, str, list[str]]] = []
+    fit_all: dict[str, bool] = {}
+    """By a profile's whole givens text (many profiles share one, such as `["J."]`)."""
+
+    def fits(g: str) -> bool:
+        ok = fit.get(g)
+        if ok is None:
+            pg = parse_given(g)
+            if big:
+                ok = _subblock(pg) in keys
+            else:
+                ok = any(_relation(pg, w) != "incompatible" for w in wanted)
+            fit[g] = ok
+        return ok
+
+    out: list[tuple[int, str, str]] = []
     for aid, givens, sample, size in profiles:
-        for g in givens or [""]:
-            ok = fit.get(g)
-            if ok is None:
-                pg = parse_given(g)
-                if big:
-                    ok = _subblock(pg) in keys
-                else:
-                    ok = any(_relation(pg, w) != "incompatible" for w in wanted)
-                fit[g] = ok
-            if ok:
-                out.append((size, aid, sample))
-                break
+        ok = fit_all.get(givens)
+        if ok is None:
+            ok = fit_all[givens] = any(fits(g) for g in orjson.loads(givens) or [""])
+        if ok:
+            out.append((size, aid, sample))
     out.sort(key=lambda x: (-x[0], x[1]))
-    return [(aid, sample) for _, aid, sample in out[:MAX_PROFILES]]
+    return [(aid, orjson.loads(sample)) for _, aid, sample in out[:MAX_PROFILES]]
 
 
 def resolve_authors(
