@@ -74,9 +74,12 @@ def kw(tmp_path_factory: pytest.TempPathFactory) -> KeywordIndex:
 
 
 def _both(kw: KeywordIndex, q: str, limit: int = 20, offset: int = 0) -> tuple[list, list]:
+    """(exact, post-filtered) hits; the filter is used once before, as its mask is only
+    built on its second use."""
     node = parse_query(q)
     query = kw.translate(node)
     exact, _ = kw.search(query, limit, offset, count=False)
+    filtered.search(kw, node, query, limit, offset, count=False)
     post, total = filtered.search(kw, node, query, limit, offset, count=False)
     assert total is None
     return [(h.docno, h.score) for h in exact], [(h.docno, h.score) for h in post]
@@ -91,12 +94,13 @@ def test_post_filtered_equals_the_exact_filtered_query(
     monkeypatch.setattr(filtered, "MAX_DEPTH", max_depth)
     monkeypatch.setattr(filtered, "OVERFETCH", overfetch)
     filtered.stats.clear()
+    kw.cache.clear()  # every filter's first use again
     for q in QUERIES:
         for limit, offset in ((20, 0), (10, 15), (1, 0)):
             exact, post = _both(kw, q, limit, offset)
             assert post == exact, (q, limit, offset)
         assert _both(kw, q)[0], q  # each query finds something
-    assert filtered.stats["post-filtered"] > 0
+    assert filtered.stats["post-filtered"] > 0 and filtered.stats["exact: first use of the filter"] > 0
     if max_depth == 60:
         assert filtered.stats["deepened"] > 0 and filtered.stats["exact after post-filter"] > 0
     if max_depth == 25:
@@ -116,7 +120,9 @@ def test_a_filter_passing_everything_is_dropped_and_one_passing_nothing_finds_no
     node = parse_query("source:arxiv diffusion models")
     fq = filtered.split_filters(node)
     assert fq is not None
-    assert filtered.filter_mask(kw, fq, kw.searcher()).passing is None
+    filtered.filter_mask(kw, fq, kw.searcher())  # a first use only notes the filter
+    mask = filtered.filter_mask(kw, fq, kw.searcher())
+    assert mask is not None and mask.passing is None and mask.share == 1.0
     exact, post = _both(kw, "source:arxiv diffusion models")
     plain, _ = kw.search(kw.translate(parse_query("diffusion models")), 20, count=False)
     assert post == exact == [(h.docno, h.score) for h in plain]
@@ -135,20 +141,27 @@ def test_shapes_that_are_not_post_filtered() -> None:
 def test_masks_follow_new_commits(tmp_path: Path) -> None:
     """A cached filter mask belongs to one index generation: documents committed later
     (here by a second handle, as another process would) are found by the next query."""
-    docs = [d for d in _docs()[:600] if "cs.CV" in d.subjects]
+    docs = _docs()[:600]
     ix = KeywordIndex(tmp_path / "keyword", create=True)
-    for i, d in enumerate(docs[:40]):
+    for i, d in enumerate(docs[:300]):
         ix.add(i, d)
     ix.close()
     reader = KeywordIndex(tmp_path / "keyword")
-    q = "cat:cs.CV image"
-    node = parse_query(q)
-    before, _ = filtered.search(reader, node, reader.translate(node), 100, count=False)
+    node = parse_query("cat:cs.CV image")
+    fq = filtered.split_filters(node)
+    assert fq is not None
+    for _ in range(2):  # the second use builds the mask
+        before, _ = filtered.search(reader, node, reader.translate(node), 10, count=False)
     writer = KeywordIndex(tmp_path / "keyword")
-    for i, d in enumerate(docs[40:], start=40):
+    for i, d in enumerate(docs[300:], start=300):
         writer.add(i, d)
     writer.close()
-    after, _ = filtered.search(reader, node, reader.translate(node), 100, count=False)
-    exact, _ = reader.search(reader.translate(node), 100, count=False)
-    assert len(after) > len(before) and max(h.docno for h in after) >= 40
-    assert [h.docno for h in after] == [h.docno for h in exact]
+    filtered.stats.clear()
+    for _ in range(2):
+        after, _ = filtered.search(reader, node, reader.translate(node), 10, count=False)
+    assert filtered.stats["post-filtered"] == 1  # with a mask of the new generation
+    mask = filtered.filter_mask(reader, fq, reader.searcher())
+    assert mask is not None and mask.passing is not None and len(mask.passing) == 600
+    exact, _ = reader.search(reader.translate(node), 10, count=False)
+    assert [h.docno for h in after] == [h.docno for h in exact] != [h.docno for h in before]
+    assert any(h.docno >= 300 for h in after)
