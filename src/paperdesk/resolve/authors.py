@@ -21,6 +21,7 @@ import hashlib
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -434,12 +435,8 @@ def resolve_authors(
         else:
             db.delete_signatures_of_records(conn, changed)
             db.delete_samples_of_records(conn, changed)
-        if streamed is None:
-            db.stage_commit(conn, unit_author.items(), bulk=stats.full)
-        else:
-            db.stage_commit_parts(
-                conn, streamed.unit_rows(unit_author), len(streamed.stage_files)
-            )
+        if not stats.full:
+            db.stage_commit(conn, unit_author.items())
         db.set_authors(conn, rewrite.items())
         rep_of: dict[str, list[str]] = defaultdict(list)
         for u in builder.units.values():
@@ -447,10 +444,10 @@ def resolve_authors(
         lost = set(old_of_changed.values()) | {previous[s] for s in rewrite}
         touched = None if stats.full else set(rep_of) | lost | set(rewrite.values())
         if stats.full:
-            after, sampled = _profiles_from_units(conn, builder, unit_author)
+            after = _write_full(conn, builder, unit_author, sigs, vecs, streamed)
         else:
             after, sampled = _refresh_profiles(conn, touched, rep_of, lost)
-        _keep_samples(conn, sigs, vecs, (sampled | {s.sig_id for s in context}) - set(cached))
+            _keep_samples(conn, sigs, vecs, (sampled | {s.sig_id for s in context}) - set(cached))
         gone = (before - after) if stats.full else {a for a in (touched or ()) if a not in after}
         if not stats.full:
             db.delete_profiles(conn, gone)
@@ -556,33 +553,54 @@ def _profile_row(
     )
 
 
-def _profiles_from_units(
-    conn: Any, builder: UnitBuilder, unit_author: dict[int, str]
-) -> tuple[set[str], set[str]]:
+def _write_full(
+    conn: Any,
+    builder: UnitBuilder,
+    unit_author: dict[int, str],
+    sigs: Sequence[Signature],
+    vecs: Any,
+    streamed: authors_stream.Streamed | None,
+) -> set[str]:
+    """A full run's writes: every signature row, the profile rows and the sampled
+    members' features. Rows staged in the streaming workers' files are inserted and
+    indexed by SQLite in a thread (the sqlite3 module lets go of the GIL while a statement
+    runs) while this thread computes the profile rows. Returns the profile ids."""
+    with ThreadPoolExecutor(1) as pool:
+        if streamed is None:
+            db.stage_commit(conn, unit_author.items(), bulk=True)
+            job = None
+        else:
+            # The unit map row by row needs the GIL: written before the thread starts.
+            db.stage_map_parts(conn, streamed.unit_rows(unit_author))
+            job = pool.submit(db.stage_commit_parts, conn, len(streamed.stage_files))
+        profiles = _profiles_from_units(builder, unit_author)
+        if job is not None:
+            job.result()
+    # A profile has one signature per record, except where a curation forces otherwise:
+    # those few are counted in SQL, now that the signature rows are in.
+    curated = {unit_author[u.index] for u in builder.units.values() if u.rep.sig_id in builder.solo}
+    exact = db.record_counts(conn, curated)
+    for p in profiles:
+        p.n_records = exact.get(p.author_id, p.n_records)
+    db.put_profiles(conn, profiles)
+    _keep_samples(conn, sigs, vecs, {r for p in profiles for r in p.reps})
+    return {p.author_id for p in profiles}
+
+
+def _profiles_from_units(builder: UnitBuilder, unit_author: dict[int, str]) -> list[db.ProfileRow]:
     """A full run's profile rows, from what the units counted while streaming (no scan
-    of the million signature rows). A profile has one signature per record — units hold
-    distinct records and two signatures of one record are a cannot-link — except where a
-    curation forces otherwise: those few profiles are counted in SQL."""
+    of the million signature rows; `n_records` counts signatures, see `_write_full`)."""
     variants: dict[str, Counter[Variant]] = defaultdict(Counter)
     cands: dict[str, list[str]] = defaultdict(list)
     for u in builder.units.values():
         aid = unit_author[u.index]
         variants[aid].update(builder.variants[u.index])
         cands[aid].append(u.rep.sig_id)
-    curated = {unit_author[u.index] for u in builder.units.values() if u.rep.sig_id in builder.solo}
-    exact = db.record_counts(conn, curated)
-    batch: list[db.ProfileRow] = []
-    sampled: set[str] = set()
+    out: list[db.ProfileRow] = []
     for aid in sorted(variants):
         rows = [(*v, c) for v, c in variants[aid].items()]
-        n_records = exact.get(aid, sum(c for *_, c in rows))
-        batch.append(_profile_row(aid, rows, n_records, cands[aid]))
-        sampled.update(batch[-1].reps)
-        if len(batch) >= 10_000:
-            db.put_profiles(conn, batch)
-            batch.clear()
-    db.put_profiles(conn, batch)
-    return set(variants), sampled
+        out.append(_profile_row(aid, rows, sum(c for *_, c in rows), cands[aid]))
+    return out
 
 
 def canonical_name(variants: Sequence[tuple[str, str, int]]) -> tuple[str, str]:

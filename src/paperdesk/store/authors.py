@@ -459,17 +459,22 @@ def stage_detach(conn: sqlite3.Connection, n: int) -> None:
         conn.execute(f"DETACH DATABASE stage{k}")
 
 
-def stage_commit_parts(
-    conn: sqlite3.Connection, unit_author: Iterable[tuple[int, int, str]], parts: int
-) -> None:
-    """`stage_commit(bulk=True)` for rows staged in the attached worker files: each row
-    takes the profile id of its (worker, local unit)."""
+def stage_map_parts(conn: sqlite3.Connection, unit_author: Iterable[tuple[int, int, str]]) -> None:
+    """(worker, local unit, profile id) of every unit staged in the workers' files."""
     conn.execute(
         "CREATE TEMP TABLE IF NOT EXISTS author_stage_parts"
         " (part INTEGER, unit INTEGER, author_id TEXT NOT NULL, PRIMARY KEY (part, unit))"
     )
     conn.execute("DELETE FROM author_stage_parts")
     conn.executemany("INSERT INTO author_stage_parts VALUES (?, ?, ?)", unit_author)
+
+
+def stage_commit_parts(conn: sqlite3.Connection, parts: int) -> None:
+    """`stage_commit(bulk=True)` for rows staged in the attached worker files: each row
+    takes the profile id of its (worker, local unit). SQLite may sort with a helper
+    thread meanwhile (`PRAGMA threads`): the sorts of five million rows dominate."""
+    threads = int(conn.execute("PRAGMA threads").fetchone()[0])
+    conn.execute("PRAGMA threads = 2")
     for name in _SIG_INDEXES:
         conn.execute(f"DROP INDEX IF EXISTS {name}")
     union = " UNION ALL ".join(
@@ -485,6 +490,7 @@ def stage_commit_parts(
     for name, column in _SIG_INDEXES.items():
         conn.execute(f"CREATE INDEX IF NOT EXISTS {name} ON author_signatures({column})")
     conn.execute("DELETE FROM author_stage_parts")
+    conn.execute(f"PRAGMA threads = {threads}")
 
 
 def changed_records(conn: sqlite3.Connection, since: int) -> Iterator[tuple[int, str, bytes]]:
