@@ -161,3 +161,23 @@ def test_parallel_workers_store_the_same_as_serial(tmp_path: Path, monkeypatch: 
         assert "truncated or corrupt" in rep.rejects[-1].error
         assert rep.rejects[-1].origin == str(cut)
         assert store.count_records() > 100
+
+
+def test_bulk_write_starts_a_large_wal_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bulk ingest truncates the WAL between transactions once it is large, instead of
+    letting it grow as large as the database (its background checkpoints cannot restart it)."""
+    import paperdesk.ingest as ing
+    import paperdesk.store.sqlite as sq
+
+    src = write_gz(tmp_path / "feed.jsonl.gz", feed_lines(1500))
+    monkeypatch.setattr(ing, "PARALLEL_MIN_BYTES", 0)
+    wal = {}
+    for limit in (1 << 40, 1):
+        monkeypatch.setattr(sq, "WAL_RESTART_BYTES", limit)
+        db = tmp_path / f"w{limit}.db"
+        with open_store(db) as store:
+            rep = ingest_paths(store, [src], batch_size=100, workers=2)
+            assert (rep.inserted, store.count_records()) == (1500, 1500)
+            wal[limit] = Path(f"{db}-wal").stat().st_size
+            assert store.conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    assert wal[1] < wal[1 << 40] / 2

@@ -304,6 +304,7 @@ class _WriteGroup:
 
     def begin(self) -> None:
         if self.tx is None:
+            self.store.restart_wal_if_large()
             self.tx = self.store.transaction()
             self.tx.__enter__()
 
