@@ -21,6 +21,7 @@ from paperdesk.cli import main
 from paperdesk.errors import NotFoundError, QueryError
 from paperdesk.ingest import ingest_paths
 from paperdesk.search import SearchIndex, reindex, update_index
+from paperdesk.search import engine as search_engine
 from paperdesk.search.engine import split_query
 from paperdesk.search.query import parse_query
 from paperdesk.store import open_store
@@ -343,3 +344,27 @@ def test_without_count_the_same_hits_and_no_total(built) -> None:
             b = ix.search(q, mode=mode, limit=10, count=False)
             assert a.total is not None and a.total > 0 and b.total is None, (q, mode)
             assert [h.to_dict() for h in b.hits] == [h.to_dict() for h in a.hits], (q, mode)
+
+
+@pytest.mark.parametrize("exact_limit", [5000, 10])
+def test_vector_filters_checked_in_a_mask_pass_the_same_works(
+    built, monkeypatch: pytest.MonkeyPatch, exact_limit: int
+) -> None:
+    """Semantic and hybrid results with a filter are the same whether the filter is asked
+    of tantivy (first use) or looked up in its mask (built on the second use), both when
+    the filtered set is scored exactly and when the HNSW list is over-fetched (a
+    limit of 10 forces that on this small index)."""
+    _, ix, _ = built
+    monkeypatch.setattr(search_engine, "EXACT_LIMIT", exact_limit)
+    masked = 0
+    for q in ("cat:cs.CV image", "year:2025 robot learning", "cat:cs.* -cat:cs.CV learning",
+              "source:arxiv diffusion", "cat:cs.* year:2025 segmentation", "cat:cs.CL language",
+              "cat:cs.RO robot control"):
+        for mode in ("semantic", "hybrid"):
+            ix.keyword.cache.clear()
+            runs = [ix.search(q, mode=mode, limit=10, count=False) for _ in range(3)]
+            assert runs[0].hits, (q, mode)
+            for r in runs[1:]:
+                assert [(h.work_id, h.score) for h in r.hits] == [(h.work_id, h.score) for h in runs[0].hits], (q, mode)
+            masked += any(getattr(m, "exact", False) for m in ix.keyword.cache.values())
+    assert masked >= 6

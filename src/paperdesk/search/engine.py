@@ -235,13 +235,13 @@ class SearchIndex:
         return [(h.docno, h.score) for h in hits], total
 
     def semantic_ranking(
-        self, text: str, filt: Node | None, k: int
+        self, text: str, filt: Node | None, k: int, note: bool = True
     ) -> tuple[list[tuple[int, float]], np.ndarray | None]:
         """(docno, cosine) best first, and the query vector (None without text)."""
         if not text.strip():
             return [], None
         qv = self.embedder.encode_queries([text])[0]
-        return self.vector_ranking(qv, filt, k), qv
+        return self.vector_ranking(qv, filt, k, note=note), qv
 
     def fuse(
         self, kw: list[tuple[int, float]], sem: list[tuple[int, float]], qv: np.ndarray | None
@@ -259,25 +259,39 @@ class SearchIndex:
         return fusion.convex(kw, cos)
 
     def vector_ranking(
-        self, qv: np.ndarray, filt: Node | None, k: int, exclude: int | None = None
+        self, qv: np.ndarray, filt: Node | None, k: int, exclude: int | None = None, note: bool = True
     ) -> list[tuple[int, float]]:
+        """Nearest works passing `filt`. A filter made only of subject/year/source clauses
+        whose mask is built (`filtered.filter_mask`; `note` as there) is looked up in the
+        mask instead of asked of tantivy for the candidates (the same works pass)."""
         kk = k + (1 if exclude is not None else 0)
         if filt is None:
             keys, sims = self.vectors.search(qv, kk)
+            return [(int(d), float(s)) for d, s in zip(keys, sims, strict=True) if d != exclude][:k]
+        fo = filtered.filter_only(filt)
+        mask = filtered.filter_mask(self.keyword, fo, self.keyword.searcher(), note) if fo else None
+        passing = mask.passing if mask is not None and mask.exact else None
+        fq: Any = None
+        if passing is not None and mask is not None:
+            n = mask.count
         else:
             fq = self.keyword.translate(filt)
             n = self.keyword.count(fq)
-            if n <= EXACT_LIMIT:
-                keys, sims = self.vectors.exact(qv, self.keyword.docnos(fq, n), kk)
-            else:
-                # Over-fetch in proportion to how selective the filter is, then filter.
-                total = max(len(self.vectors), 1)
-                fetch = int(min(MAX_OVERFETCH, max(kk * 4, kk * 3 * total / max(n, 1))))
-                keys, sims = self.vectors.search(qv, fetch)
-                ok = set(self.keyword.docnos(self._restrict(fq, keys.tolist()), len(keys)))
-                pairs = [(d, s) for d, s in zip(keys.tolist(), sims.tolist(), strict=True) if d in ok]
-                return [(d, s) for d, s in pairs if d != exclude][:k]
-        return [(int(d), float(s)) for d, s in zip(keys, sims, strict=True) if d != exclude][:k]
+        if n <= EXACT_LIMIT:
+            cands = np.flatnonzero(passing).tolist() if passing is not None else self.keyword.docnos(fq, n)
+            keys, sims = self.vectors.exact(qv, cands, kk)
+            return [(int(d), float(s)) for d, s in zip(keys, sims, strict=True) if d != exclude][:k]
+        # Over-fetch in proportion to how selective the filter is, then filter.
+        total = max(len(self.vectors), 1)
+        fetch = int(min(MAX_OVERFETCH, max(kk * 4, kk * 3 * total / max(n, 1))))
+        keys, sims = self.vectors.search(qv, fetch)
+        kl = keys.tolist()
+        if passing is not None:
+            ok = {d for d in kl if d < len(passing) and passing[d]}
+        else:
+            ok = set(self.keyword.docnos(self._restrict(fq, kl), len(kl)))
+        pairs = [(d, s) for d, s in zip(kl, sims.tolist(), strict=True) if d in ok]
+        return [(d, s) for d, s in pairs if d != exclude][:k]
 
     def _restrict(self, fq: Any, docnos: list[int]) -> Any:
         from tantivy import Occur, Query
@@ -325,7 +339,7 @@ class SearchIndex:
             stored = {h.docno: (h.address, d) for h, d in zip(found, docs, strict=True)}
         else:
             depth = max(CANDIDATES, offset + limit)
-            sem, qv = self.semantic_ranking(text, filt, depth)
+            sem, qv = self.semantic_ranking(text, filt, depth, note=mode == "semantic")
             ranks["semantic"] = {d: i + 1 for i, (d, _) in enumerate(sem)}
             if mode == "semantic":
                 ranked, total = sem, len(sem)

@@ -64,6 +64,11 @@ class FilterMask:
     """True at the docnos that pass; None when every document passes."""
     share: float
     """Fraction of the index's documents that pass."""
+    count: int
+    """How many documents pass."""
+    exact: bool
+    """Built from the passing documents, so False wherever no document is (a mask
+    built from the failing ones, the smaller side, is also True at unused docnos)."""
 
 
 def split_filters(node: Node) -> FilteredQuery | None:
@@ -85,17 +90,37 @@ def split_filters(node: Node) -> FilteredQuery | None:
     return FilteredQuery(ranked, required, tuple(node.must_not))
 
 
-def filter_mask(kw: KeywordIndex, fq: FilteredQuery, searcher: Any) -> FilterMask | None:
+def filter_only(node: Node) -> FilteredQuery | None:
+    """A query made of filters only (`cat:cs.CV year:2025`, `-cat:cs.CL`) as a
+    FilteredQuery with nothing ranked, or None."""
+    if isinstance(node, FILTER_NODES):
+        return FilteredQuery(Bool(), (node,), ())
+    if (
+        isinstance(node, Bool)
+        and not node.should
+        and (node.must or node.must_not)
+        and all(isinstance(n, FILTER_NODES) for n in [*node.must, *node.must_not])
+    ):
+        return FilteredQuery(Bool(), tuple(node.must), tuple(node.must_not))
+    return None
+
+
+def filter_mask(
+    kw: KeywordIndex, fq: FilteredQuery, searcher: Any, note: bool = True
+) -> FilterMask | None:
     """Which docnos pass the filters in the generation of `searcher`, cached with it while
-    it is the index's current searcher; None on the filter's first use in it (noted, so
-    the second use builds the mask: ~0.3 s for a filter passing 370k of 1M works)."""
+    it is the index's current searcher; None on the filter's first use in it, which is
+    noted (unless `note` is False: a hybrid query's vector side leaves that to its
+    keyword side) so that the next use builds the mask: ~0.3 s for a filter passing 370k
+    of 1M works."""
     cache = kw.cache_for(searcher)
     key = ("filter", fq.required, fq.excluded)
     if key not in cache:
-        masks = [k for k in cache if isinstance(k, tuple) and k[:1] == ("filter",)]
-        if len(masks) >= MAX_MASKS:
-            del cache[masks[0]]  # the oldest (dicts keep insertion order)
-        cache[key] = None
+        if note:
+            masks = [k for k in cache if isinstance(k, tuple) and k[:1] == ("filter",)]
+            if len(masks) >= MAX_MASKS:
+                del cache[masks[0]]  # the oldest (dicts keep insertion order)
+            cache[key] = None
         return None
     got: FilterMask | None = cache[key]
     if got is None:
@@ -112,7 +137,7 @@ def _build_mask(kw: KeywordIndex, fq: FilteredQuery, s: Any) -> FilterMask:
     total = int(s.num_docs)
     n = int(s.search(q, 1, count=True).count or 0)
     if n == total:
-        return FilterMask(None, 1.0)
+        return FilterMask(None, 1.0, n, False)
     size = int(s.search(Query.all_query(), 1, count=False, order_by_field="docno").hits[0][0]) + 1
     # Collect whichever side is smaller: the passing documents or the failing ones.
     passing = n <= total - n
@@ -120,7 +145,7 @@ def _build_mask(kw: KeywordIndex, fq: FilteredQuery, s: Any) -> FilterMask:
     hits = s.search(side, max(min(n, total - n), 1), count=False, order_by_field="docno").hits
     mask = np.full(size, not passing, dtype=bool)
     mask[np.fromiter((d for d, _ in hits), dtype=np.int64, count=len(hits))] = passing
-    return FilterMask(mask, n / max(total, 1))
+    return FilterMask(mask, n / max(total, 1), n, passing)
 
 
 def search(
