@@ -26,8 +26,11 @@ from paperdesk.model import Author, SourceRecord, Version
 from paperdesk.store.base import PutResult, Reject
 
 PAGE_SIZE = 16384
-# A bulk write starts the WAL over once it is this large (see `restart_wal_if_large`).
+# A bulk write starts the WAL over once it is this large (see `restart_wal_if_large`), waiting
+# at most WAL_RESTART_WAIT_MS for readers and checkpoints in progress.
 WAL_RESTART_BYTES = 512 << 20
+WAL_RESTART_WAIT_MS = 2000
+BUSY_TIMEOUT_MS = 30000
 
 
 def now() -> str:
@@ -154,6 +157,7 @@ class SQLiteStore:
 
     def __init__(self, path: str | Path):
         self.path = str(path)
+        self._wal_retry_at = 0  # WAL size at which `restart_wal_if_large` tries again
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -171,7 +175,7 @@ class SQLiteStore:
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
         self.conn.execute("PRAGMA foreign_keys=ON")
-        self.conn.execute("PRAGMA busy_timeout=30000")
+        self.conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         self.conn.execute("PRAGMA cache_size=-65536")
         # Checkpoint the WAL every ~80 MB instead of 4 MB: bulk ingest spends far less time
         # in checkpoint fsyncs, and readers are unaffected.
@@ -262,15 +266,24 @@ class SQLiteStore:
         next transaction right after each commit. So the WAL grew as large as the database
         (3.7 GB at 800k snapshot records: twice the disk, and a wal-index that every page
         look-up searches). Here the writer waits for the frames of about one transaction
-        and an fsync, a few times per million records."""
+        and an fsync, a few times per million records. A reader still reading old frames
+        (a long export, say) would block the restart: then the writer gives up after
+        `WAL_RESTART_WAIT_MS` and tries again only when the WAL has grown as much again."""
         if self.path == ":memory:" or self.conn.in_transaction:
             return
         try:
             size = Path(self.path + "-wal").stat().st_size
         except OSError:
             return
-        if size > WAL_RESTART_BYTES:
-            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        if size > max(WAL_RESTART_BYTES, self._wal_retry_at):
+            self.conn.execute(f"PRAGMA busy_timeout={WAL_RESTART_WAIT_MS}")
+            try:
+                busy = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            except sqlite3.OperationalError:  # locked: the same as blocked
+                busy = 1
+            finally:
+                self.conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            self._wal_retry_at = size + WAL_RESTART_BYTES if busy else 0
 
     def transaction(self) -> _Tx:
         """`with store.transaction(): ...` — BEGIN IMMEDIATE … COMMIT, ROLLBACK on error."""
