@@ -19,7 +19,7 @@ import lzma
 import os
 import time
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
@@ -95,23 +95,26 @@ class IngestReport:
 
 def prepare_batch(
     items: Sequence[SourceRecord | ParseError],
-    known: set[str],
+    known: Callable[[Sequence[str]], set[str]],
     *,
     origin: str,
     first_record_no: int = 1,
 ) -> list[Row | Reject | str]:
     """Normalise and encode parser output, in order: each item becomes a store row or a
-    Reject naming its record. A payload in `known` (already stored) becomes just its
-    digest: no normalising, encoding or shipping between processes — that is what makes
-    re-ingesting fast. Pure: safe to run in a worker process."""
+    Reject naming its record. A payload that `known(digests)` says is already stored
+    becomes just its digest: no normalising, encoding or shipping between processes — that
+    is what makes re-ingesting fast. Each payload is hashed once. Safe to run in a worker
+    process (`known` then asks a read-only connection)."""
+    digests = [payload_hash(x.raw) if isinstance(x, SourceRecord) else "" for x in items]
+    stored = known([d for d in digests if d])
     out: list[Row | Reject | str] = []
     for i, item in enumerate(items):
         err: ParseError
         if isinstance(item, ParseError):
             err = item
         else:
-            digest = payload_hash(item.raw)
-            if digest in known:
+            digest = digests[i]
+            if digest in stored:
                 out.append(digest)
                 continue
             try:
@@ -170,10 +173,9 @@ def store_batch(
 ) -> tuple[PutResult, list[Reject]]:
     """Normalise and store one batch of parser output in one transaction (the harvesters'
     entry point): `prepare_batch` then `commit_batch`."""
-    known = store.known_payloads(
-        [payload_hash(x.raw) for x in items if isinstance(x, SourceRecord)]
+    prepared = prepare_batch(
+        items, store.known_payloads, origin=origin, first_record_no=first_record_no
     )
-    prepared = prepare_batch(items, known, origin=origin, first_record_no=first_record_no)
     return commit_batch(store, prepared, origin=origin, on_error=on_error, checkpoint=checkpoint)
 
 
@@ -270,12 +272,9 @@ def _serial_batches(
     seen = 0
 
     def prep() -> list[Row | Reject | str]:
-        known = store.known_payloads(
-            [payload_hash(x.raw) for x in batch if isinstance(x, SourceRecord)]
-        )
         with gc_paused():
             return prepare_batch(
-                batch, known, origin=origin, first_record_no=seen - len(batch) + 1
+                batch, store.known_payloads, origin=origin, first_record_no=seen - len(batch) + 1
             )
 
     try:

@@ -16,7 +16,7 @@ import os
 import sqlite3
 import sys
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from multiprocessing.pool import AsyncResult
 from typing import BinaryIO
 
@@ -24,7 +24,7 @@ from paperdesk import sources
 from paperdesk.errors import PaperdeskError, ParseError
 from paperdesk.gcpause import gc_paused
 from paperdesk.store.base import Reject
-from paperdesk.store.sqlite import Row, known_payloads, payload_hash
+from paperdesk.store.sqlite import Row, known_payloads
 
 # Formats whose every line is an independent record (a chunk of lines parses alone, and a
 # record's number is its line number).
@@ -59,7 +59,7 @@ def _init(db_path: str) -> None:
     _ro.execute("PRAGMA cache_size=-32768")
 
 
-def _known(hashes: list[str]) -> set[str]:
+def _known(hashes: Sequence[str]) -> set[str]:
     assert _ro is not None
     return known_payloads(_ro, hashes)
 
@@ -73,8 +73,7 @@ def _work(parser_name: str, origin: str, first_no: int, data: bytes) -> list[Row
             if isinstance(item, ParseError) and item.record_no is not None:
                 item.record_no += first_no - 1
             items.append(item)
-        known = _known([payload_hash(x.raw) for x in items if not isinstance(x, ParseError)])
-        out = prepare_batch(items, known, origin=origin, first_record_no=first_no)
+        out = prepare_batch(items, _known, origin=origin, first_record_no=first_no)
         # Free the batch's records before the collector is back: it counts live objects
         # allocated since its last pass, and would otherwise walk all ~100k of them once
         # (measured: 14 % of a worker's time).
