@@ -203,6 +203,7 @@ def _stage_new(store: SQLiteStore, since: int, solo: set[str]) -> tuple[UnitBuil
         if len(batch) >= _CHUNK:
             flush()
     flush()
+    builder.finish()
     return builder, changed, last_seq
 
 

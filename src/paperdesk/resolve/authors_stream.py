@@ -107,6 +107,7 @@ def _stream_part(k: int) -> Part:
         db.stage_file_done(stage)
     finally:
         conn.close()
+    builder.finish()
     units = list(builder.units.values())
     vectors = text_vectors([u.rep for u in units])
     for u in units:

@@ -87,8 +87,11 @@ Variant = tuple[str, str, str | None, str]
 class UnitBuilder:
     """Groups the signatures of records, fed one at a time as stored JSON dicts, into
     units; hands back the rows to store (`StageRow`s) so members need not stay in
-    memory. A `SourceRecord` is only built for a record that gives a unit its
-    representative (on a store of copies, a minority)."""
+    memory. Until `finish()`, a unit's representative is a stub holding its ids and
+    names: a `SourceRecord` is built only at the end, once per record that gives some
+    unit its final representative (a unit's best member changes several times while a
+    shuffled store of copies streams in; decoding each candidate was a third of the
+    streaming)."""
 
     def __init__(self, solo: set[str]):
         self.solo = solo
@@ -99,6 +102,8 @@ class UnitBuilder:
         self.block_counts: Counter[str] = Counter()
         self.signatures = 0
         self._folded: dict[tuple[str | None, str | None], str] = {}
+        self._source: dict[int, tuple[str, bytes, int]] = {}
+        """Unit index → (record key, stored data, position) of its representative-to-be."""
 
     def _fold_name(self, given: str | None, family: str | None) -> str:
         key = (given, family)
@@ -122,7 +127,6 @@ class UnitBuilder:
                 a.update(given=au.given, family=au.family, display=au.display, key=au.key)
         blocks = [a.get("key") or fold(a["name"]) for _, a in named]
         keys = unit_keys(work or rkey, blocks)
-        full: dict[int, Signature] | None = None
         rows: list[StageRow] = []
         for (pos, a), block, ukey in zip(named, blocks, keys, strict=True):
             sig_id = f"{rkey}#{pos}"
@@ -139,15 +143,15 @@ class UnitBuilder:
                 ukey = f"sig:{sig_id}"
                 unit = self.units.get(ukey)
             if unit is None or rank > unit.rank:
-                if full is None:
-                    full = {s.position: s for s in signatures_from_record(decode_record(data))}
+                stub = _stub(sig_id, rkey, pos, a, block, given, given_raw)
                 if unit is None:
                     in_work = work if work and not ukey.startswith("sig:") else None
-                    unit = Unit(len(self.units), ukey, full[pos], rank, in_work)
+                    unit = Unit(len(self.units), ukey, stub, rank, in_work)
                     self.units[ukey] = unit
                     self.variants.append(Counter())
                 else:
-                    unit.rep, unit.rank = full[pos], rank
+                    unit.rep, unit.rank = stub, rank
+                self._source[unit.index] = (rkey, data, pos)
             unit.size += 1
             self.signatures += 1
             self.name_counts[folded] += 1
@@ -156,6 +160,31 @@ class UnitBuilder:
             self.variants[unit.index][(name, folded, given_raw, block)] += 1
             rows.append((sig_id, rkey, pos, name, folded, block, given_raw, unit.index))
         return rows
+
+    def finish(self) -> None:
+        """Give every unit the full `Signature` of its representative (call once all
+        records are in, before the units are used)."""
+        by_record: dict[str, tuple[bytes, dict[int, Unit]]] = {}
+        units = list(self.units.values())
+        for index, (key, data, pos) in self._source.items():
+            by_record.setdefault(key, (data, {}))[1][pos] = units[index]
+        for data, wanted in by_record.values():
+            for sig in signatures_from_record(decode_record(data), wanted):
+                wanted[sig.position].rep = sig
+        self._source.clear()
+
+
+def _stub(
+    sig_id: str, key: str, pos: int, author: dict[str, Any], block: str, given: GivenName,
+    given_raw: str | None,
+) -> Signature:
+    """A representative's ids and names, until `UnitBuilder.finish` decodes its record."""
+    return Signature(
+        sig_id=sig_id, record_key=key, position=pos, name=author.get("display") or author["name"],
+        block=block, family="", given=given, given_raw=given_raw, affiliations=frozenset(),
+        affiliation_text="", orcid=None, email=None, coauthors=frozenset(), venue="",
+        year=None, text="",
+    )
 
 
 def stored_units(
