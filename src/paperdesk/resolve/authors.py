@@ -447,7 +447,13 @@ def resolve_authors(
         if stats.full:
             after = _write_full(conn, builder, unit_author, sigs, vecs, streamed)
         else:
-            after, sampled = _refresh_profiles(conn, touched, rep_of, lost)
+            gained: dict[str, Counter[Variant]] = defaultdict(Counter)
+            for u in builder.units.values():
+                gained[unit_author[u.index]].update(builder.variants[u.index])
+            recount = lost | set(rewrite.values()) | {
+                unit_author[u.index] for u in builder.units.values() if u.rep.sig_id in solo
+            }
+            after, sampled = _refresh_profiles(conn, touched or set(), rep_of, recount, gained)
             _keep_samples(conn, sigs, vecs, (sampled | {s.sig_id for s in context}) - set(cached))
         gone = (before - after) if stats.full else {a for a in (touched or ()) if a not in after}
         if not stats.full:
@@ -511,27 +517,52 @@ def _set_frequencies(conn: Any, sigs: Sequence[Signature], builder: UnitBuilder,
 
 
 def _refresh_profiles(
-    conn: Any, touched: set[str] | None, rep_of: dict[str, list[str]], lost: set[str]
+    conn: Any,
+    touched: set[str],
+    rep_of: dict[str, list[str]],
+    recount: set[str],
+    gained: dict[str, Counter[Variant]],
 ) -> tuple[set[str], set[str]]:
-    """Recompute the rows of the touched profiles (all when None) from their signatures:
-    counts, canonical name, given names and the member sample. Returns the ids that
-    still have signatures."""
-    old_reps = {} if touched is None else db.profile_reps(conn, touched)
+    """Recompute the rows of the touched profiles: counts, canonical name, given names,
+    variants and the member sample. A profile that only gained signatures this run is
+    updated from its stored variant counts plus the `gained` ones (as a full run counts
+    them: one record per signature); one in `recount` (it lost signatures, or a curation
+    is involved), and a row from before the counts were stored, is recounted from its
+    signatures. Returns the ids that still have signatures, and their samples."""
+    states = db.profile_states(conn, touched)
     alive: set[str] = set()
     sampled: set[str] = set()
     batch: list[db.ProfileRow] = []
-    for aid, variants, n_records in db.name_variants_by_author(conn, touched):
-        cands = [*old_reps.get(aid, ()), *rep_of.get(aid, ())]
-        if touched is not None and (aid in lost or not cands):
-            members = db.member_ids(conn, aid)
-            keep = set(members)
-            cands = [c for c in cands if c in keep] or members
-        batch.append(_profile_row(aid, variants, n_records, cands))
-        alive.add(aid)
-        sampled.update(batch[-1].reps)
+
+    def put(row: db.ProfileRow) -> None:
+        batch.append(row)
+        alive.add(row.author_id)
+        sampled.update(row.reps)
         if len(batch) >= 10_000:
             db.put_profiles(conn, batch)
             batch.clear()
+
+    slow: set[str] = set()
+    for aid in sorted(touched):
+        st = states.get(aid)
+        if aid in recount or aid not in gained or (st is not None and st.variants is None):
+            slow.add(aid)
+            continue
+        counts: Counter[Variant] = Counter()
+        for name, folded, given, block, c in st.variants if st and st.variants else ():
+            counts[(name, folded, given, block)] += c
+        counts.update(gained[aid])
+        n_records = (st.n_records if st else 0) + sum(gained[aid].values())
+        cands = [*(st.reps if st else ()), *rep_of.get(aid, ())]
+        put(_profile_row(aid, [(*v, c) for v, c in counts.items()], n_records, cands))
+    for aid, variants, n_records in db.name_variants_by_author(conn, slow):
+        st = states.get(aid)
+        cands = [*(st.reps if st else ()), *rep_of.get(aid, ())]
+        if aid in recount or not cands:
+            members = db.member_ids(conn, aid)
+            keep = set(members)
+            cands = [c for c in cands if c in keep] or members
+        put(_profile_row(aid, variants, n_records, cands))
     db.put_profiles(conn, batch)
     return alive, sampled
 
@@ -542,6 +573,7 @@ def _profile_row(
 ) -> db.ProfileRow:
     """A profile's row from its (name, folded, given, block, count) variants."""
     name, folded = canonical_name([(n, f, c) for n, f, _, _, c in variants])
+    kept = sorted(variants, key=lambda v: (v[0], v[1], v[2] or "", v[3], v[4]))
     return db.ProfileRow(
         author_id=aid,
         name=name,
@@ -551,6 +583,7 @@ def _profile_row(
         n_records=n_records,
         givens=sorted({g for _, _, g, _, _ in variants if g}),
         reps=pick_reps(cands),
+        variants=kept,
     )
 
 

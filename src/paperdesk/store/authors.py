@@ -166,15 +166,22 @@ class ProfileRow:
     """The distinct given names its signatures were written with."""
     reps: list[str]
     """A bounded sample of its signature ids (see migration 032)."""
+    variants: list[VariantCount]
+    """Its (name, folded, given, block, count) name variants (see migration 034)."""
+
+
+VariantCount = tuple[str, str, str | None, str, int]
 
 
 _PROFILE_UPSERT = (
     "INSERT INTO author_profiles (author_id, name, name_folded, block, n_signatures,"
-    " n_records, givens, reps, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " n_records, givens, reps, variants, created_at, updated_at)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
     " ON CONFLICT(author_id) DO UPDATE SET name = excluded.name,"
     " name_folded = excluded.name_folded, block = excluded.block,"
     " n_signatures = excluded.n_signatures, n_records = excluded.n_records,"
-    " givens = excluded.givens, reps = excluded.reps, updated_at = excluded.updated_at"
+    " givens = excluded.givens, reps = excluded.reps, variants = excluded.variants,"
+    " updated_at = excluded.updated_at"
 )
 
 
@@ -185,7 +192,8 @@ def put_profiles(conn: sqlite3.Connection, profiles: Iterable[ProfileRow]) -> No
         (
             (
                 p.author_id, p.name, p.name_folded, p.block, p.n_signatures, p.n_records,
-                orjson.dumps(p.givens).decode(), orjson.dumps(p.reps).decode(), stamp, stamp,
+                orjson.dumps(p.givens).decode(), orjson.dumps(p.reps).decode(),
+                orjson.dumps(p.variants).decode(), stamp, stamp,
             )
             for p in profiles
         ),
@@ -275,14 +283,35 @@ def profile_summaries(
     return out
 
 
-def profile_reps(conn: sqlite3.Connection, author_ids: Iterable[str]) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
+@dataclass
+class ProfileState:
+    """What an incremental run updates a profile row from."""
+
+    reps: list[str]
+    n_records: int
+    variants: list[VariantCount] | None
+    """None for a row written before migration 034 (recount it from its signatures)."""
+
+
+def profile_states(conn: sqlite3.Connection, author_ids: Iterable[str]) -> dict[str, ProfileState]:
+    out: dict[str, ProfileState] = {}
     for chunk in _chunks(sorted(set(author_ids))):
         rows = conn.execute(
-            f"SELECT author_id, reps FROM author_profiles WHERE author_id IN ({_marks(len(chunk))})",  # noqa: S608
+            "SELECT author_id, reps, n_records, variants FROM author_profiles"  # noqa: S608
+            f" WHERE author_id IN ({_marks(len(chunk))})",
             list(chunk),
         )
-        out.update((a, orjson.loads(r or "[]")) for a, r in rows)
+        out.update(
+            (
+                a,
+                ProfileState(
+                    orjson.loads(r or "[]"),
+                    int(n),
+                    None if v is None else [tuple(x) for x in orjson.loads(v)],
+                ),
+            )
+            for a, r, n, v in rows
+        )
     return out
 
 
