@@ -319,6 +319,7 @@ def _store(args: argparse.Namespace, feed: list[dict], base: list[dict]) -> dict
         shutil.copyfile(f"{snap}.{tag}", args.db)
         truth = orjson.loads(Path(f"{snap}.{tag}.truth").read_bytes())
         print(f"copied the built store from {snap}.{tag} in {time.perf_counter() - t0:.0f}s")
+        _migrate(args.db)
         return truth
     t0 = time.perf_counter()
     items = plan(len(base), args.records, seed=1)
@@ -361,7 +362,20 @@ def _copy_resolved(src: Path, db: Path) -> dict[str, int]:
     shutil.copyfile(src, db)
     truth = orjson.loads(Path(f"{src}.truth").read_bytes())
     print(f"copied the resolved store {src} in {time.perf_counter() - t0:.0f}s", flush=True)
+    _migrate(db)
     return truth
+
+
+def _migrate(db: Path) -> None:
+    """Open a copied store once before anything is timed: a snapshot written by older code
+    gets the store's pending migrations here (migration 003 rebuilds `payloads`, ~1 min per
+    million records), not inside the timed resolve."""
+    t0 = time.perf_counter()
+    with open_store(db) as store:
+        store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    took = time.perf_counter() - t0
+    if took >= 1:
+        print(f"opened the copy (pending store migrations applied) in {took:.0f}s", flush=True)
 
 
 def main() -> None:
