@@ -488,7 +488,18 @@ def test_profile_rows_after_a_day_equal_a_recount(openreview: LabelledSet, tmp_p
     resolve_authors(store)
     store.put_records(recs[-10:], origin="test")
     resolve_authors(store)
+    # A changed record (an author dropped): its old signatures leave their profiles.
+    from dataclasses import replace
+
+    changed = recs[0]
+    store.put_records(
+        [replace(changed, authors=changed.authors[:-1], raw=changed.raw + b" changed")],
+        origin="test",
+    )
+    assert resolve_authors(store).records == 1
     conn = store.conn
+    assert len(db.signatures_of_records(conn, [changed.key])) == len(changed.authors) - 1
+    assert store.get_checkpoint("authors")["signatures"] == db.count_signatures(conn)
     stored = {
         aid: (n_sig, n_rec, json.loads(givens), sorted(map(tuple, json.loads(variants)), key=repr))
         for aid, n_sig, n_rec, givens, variants in conn.execute(
