@@ -226,14 +226,18 @@ def _solve_into(
     sigs: Sequence[Signature],
     problems: Sequence[BlockProblem],
     threshold: float,
+    index: np.ndarray | None = None,
 ) -> None:
+    """Cluster each problem into `labels`; `index` maps the indices of `sigs` (a part of
+    the run's signatures) to the run's, which the labels name."""
     for prob in problems:
         lab = cluster_block(prob.dist, prob.cannot, threshold, prob.must)
         profile_of: dict[int, str] = {}
         for k, fp in enumerate(prob.fixed_profile):
             if fp is not None:
                 profile_of.setdefault(lab[k], fp)
-        head = f"{sigs[prob.members[0]].block}/{prob.members[0]}"
+        first = prob.members[0] if index is None else int(index[prob.members[0]])
+        head = f"{sigs[prob.members[0]].block}/{first}"
         for k, i in enumerate(prob.members):
             labels[i] = profile_of.get(lab[k], f"{head}/{lab[k]}")
 
@@ -241,17 +245,26 @@ def _solve_into(
 PARALLEL_MIN = 50_000
 """Signatures from which `disambiguate` spreads the blocks over worker processes."""
 
-_JOB: tuple[Sequence[Signature], SigArrays, PairModel, Constraints, float] | None = None
+_JOB: tuple[Sequence[Signature], sparse.csr_matrix, PairModel, Constraints, float] | None = None
 """What forked workers inherit (set just before the pool starts, cleared after)."""
 
 
 def _solve_part(blocks: list[list[int]]) -> dict[int, str]:
+    """Labels of a run of blocks. The worker builds the signature arrays of just these
+    blocks' members (the codes only have to be equal where the values are, within a
+    block), so the parent does not build them for all signatures first."""
     assert _JOB is not None
-    sigs, arr, model, cons, t = _JOB
+    sigs, vectors, model, cons, t = _JOB
+    members = np.unique(np.concatenate([np.asarray(b, dtype=np.int64) for b in blocks]))
+    local = [sigs[i] for i in members.tolist()]
+    where = {g: k for k, g in enumerate(members.tolist())}
+    arr = sig_arrays(local, vectors[members])
     out: dict[int, str] = {}
-    for chunk in iter_problems(sigs, model=model, constraints=cons, blocks=blocks, arr=arr):
-        _solve_into(out, sigs, chunk, t)
-    return out
+    for chunk in iter_problems(
+        local, model=model, constraints=cons, blocks=[[where[i] for i in b] for b in blocks], arr=arr
+    ):
+        _solve_into(out, local, chunk, t, members)
+    return {int(members[k]): lab for k, lab in out.items()}
 
 
 def _parts(blocks: list[list[int]], n: int) -> list[list[list[int]]]:
@@ -283,12 +296,12 @@ def disambiguate(
     model = model or default_model()
     cons = constraints or Constraints()
     t = model.threshold if threshold is None else threshold
-    arr = sig_arrays(sigs, text_vectors(sigs) if vectors is None else vectors)
+    vectors = text_vectors(sigs) if vectors is None else vectors.tocsr()
     blocks = block_groups(sigs, cons.must)
     labels = [""] * len(sigs)
     n = processes or min(2, os.cpu_count() or 1)
     if n > 1 and len(sigs) >= PARALLEL_MIN and "fork" in mp.get_all_start_methods():
-        _JOB = (sigs, arr, model, cons, t)
+        _JOB = (sigs, vectors, model, cons, t)
         try:
             with mp.get_context("fork").Pool(n) as pool:
                 for part in pool.imap_unordered(_solve_part, _parts(blocks, 8 * n)):
@@ -297,6 +310,7 @@ def disambiguate(
         finally:
             _JOB = None
         return labels
+    arr = sig_arrays(sigs, vectors)
     for chunk in iter_problems(sigs, model=model, constraints=cons, blocks=blocks, arr=arr):
         _solve_into(labels, sigs, chunk, t)
     return labels
