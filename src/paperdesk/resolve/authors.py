@@ -293,15 +293,16 @@ def _context(
     for u in pending:
         if u.rep.block not in recluster:
             wanted[u.rep.block].add(u.rep.given)
-    by_block: dict[str, list[tuple[str, str, str, int]]] = defaultdict(list)
-    for aid, block, givens, sample, size in db.profile_summaries(conn, wanted):
-        by_block[block].append((aid, givens, sample, size))
-    for block, profiles in by_block.items():
-        for aid, sampled in _fitting(profiles, wanted[block]):
-            for sig in sampled:
-                if sig.rsplit("#", 1)[0] not in changed:
-                    fixed[sig] = aid
-                    reps.append(sig)
+    by_block: dict[str, list[tuple[str, str, int]]] = defaultdict(list)
+    for aid, block, givens, size in db.profile_summaries(conn, wanted):
+        by_block[block].append((aid, givens, size))
+    chosen = [a for block, profiles in by_block.items() for a in _fitting(profiles, wanted[block])]
+    sampled = db.profile_samples(conn, chosen)
+    for aid in chosen:
+        for sig in sampled.get(aid, ()):
+            if sig.rsplit("#", 1)[0] not in changed:
+                fixed[sig] = aid
+                reps.append(sig)
     kept = db.get_samples(conn, reps)
     found: list[Signature] = []
     vec_rows: dict[str, samples.Row] = {}
@@ -328,12 +329,12 @@ def _subblock(g: GivenName) -> str:
 
 
 def _fitting(
-    profiles: Sequence[tuple[str, str, str, int]], wanted: set[GivenName]
-) -> list[tuple[str, list[str]]]:
-    """(profile, sample) of a block's profiles — (id, givens JSON, sample JSON, size) as
-    stored — that a new signature with one of the `wanted` given names could join (no
-    contradictory given name; in a big block, the same sub-block as in a full run),
-    largest first, at most `MAX_PROFILES`."""
+    profiles: Sequence[tuple[str, str, int]], wanted: set[GivenName]
+) -> list[str]:
+    """The ids of a block's profiles — (id, givens JSON, size) as stored — that a new
+    signature with one of the `wanted` given names could join (no contradictory given
+    name; in a big block, the same sub-block as in a full run), largest first, at most
+    `MAX_PROFILES`."""
     big = len(profiles) > BIG_BLOCK
     keys = {_subblock(w) for w in wanted}
     fit: dict[str, bool] = {}
@@ -351,15 +352,15 @@ def _fitting(
             fit[g] = ok
         return ok
 
-    out: list[tuple[int, str, str]] = []
-    for aid, givens, sample, size in profiles:
+    out: list[tuple[int, str]] = []
+    for aid, givens, size in profiles:
         ok = fit_all.get(givens)
         if ok is None:
             ok = fit_all[givens] = any(fits(g) for g in orjson.loads(givens) or [""])
         if ok:
-            out.append((size, aid, sample))
+            out.append((size, aid))
     out.sort(key=lambda x: (-x[0], x[1]))
-    return [(aid, orjson.loads(sample)) for _, aid, sample in out[:MAX_PROFILES]]
+    return [aid for _, aid in out[:MAX_PROFILES]]
 
 
 def resolve_authors(

@@ -265,21 +265,32 @@ def ids_in_use(conn: sqlite3.Connection, ids: Sequence[str]) -> set[str]:
 
 def profile_summaries(
     conn: sqlite3.Connection, blocks: Iterable[str]
-) -> list[tuple[str, str, str, str, int]]:
-    """(author_id, block, givens, reps, n_signatures) of the profiles in these blocks, the
-    givens and reps as their stored JSON text: a day reads ~200k summaries of big blocks
-    and keeps a few, so the caller decodes only what it keeps (and each distinct givens
-    text once)."""
-    out: list[tuple[str, str, str, str, int]] = []
+) -> list[tuple[str, str, str, int]]:
+    """(author_id, block, givens, n_signatures) of the profiles in these blocks, givens
+    as their stored JSON text. A day reads ~200k of them and keeps a few, so this is
+    answered from an index alone (migration 035), and the caller decodes each distinct
+    givens text once and reads the samples of the kept ones (`profile_samples`)."""
+    out: list[tuple[str, str, str, int]] = []
     for chunk in _chunks(sorted(set(blocks))):
         out.extend(
             conn.execute(
-                "SELECT author_id, block, COALESCE(givens, '[]'), COALESCE(reps, '[]'),"  # noqa: S608
-                " n_signatures FROM author_profiles"
-                f" WHERE block IN ({_marks(len(chunk))}) ORDER BY author_id",
+                "SELECT author_id, block, COALESCE(givens, '[]'), n_signatures"  # noqa: S608
+                f" FROM author_profiles WHERE block IN ({_marks(len(chunk))})",
                 list(chunk),
             )
         )
+    return out
+
+
+def profile_samples(conn: sqlite3.Connection, author_ids: Iterable[str]) -> dict[str, list[str]]:
+    """The sampled member ids (`reps`) of these profiles."""
+    out: dict[str, list[str]] = {}
+    for chunk in _chunks(sorted(set(author_ids))):
+        rows = conn.execute(
+            f"SELECT author_id, reps FROM author_profiles WHERE author_id IN ({_marks(len(chunk))})",  # noqa: S608
+            list(chunk),
+        )
+        out.update((a, orjson.loads(r or "[]")) for a, r in rows)
     return out
 
 
