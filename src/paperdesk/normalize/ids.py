@@ -62,7 +62,22 @@ def split_arxiv_id(text: str | None) -> tuple[str, str | None] | None:
     """
     if not text:
         return None
-    m = _NEW_EXACT.fullmatch(text)  # the common case: already a bare new-style id
+    # The commonest case, with string tests only: a bare new-style id without a version,
+    # already canonical (every record's id, checked by its parser and again by `finish`).
+    # The same checks as `_valid_new`; anything else takes the general path below.
+    n = len(text)
+    if (
+        (n == 10 or n == 9)
+        and text[4] == "."
+        and text.isascii()
+        and text[:4].isdigit()
+        and text[5:].isdigit()
+        and "01" <= text[2:4] <= "12"
+        and text[:4] >= "0704"
+        and n == (9 if text[:4] < "1501" else 10)
+    ):
+        return text, None
+    m = _NEW_EXACT.fullmatch(text)  # already a bare new-style id (with a version)
     if m and _valid_new(m.group(1), m.group(2), m.group(3)):
         return f"{m.group(1)}{m.group(2)}.{m.group(3)}", _version(m.group(4))
     s = text.strip()

@@ -254,6 +254,7 @@ class ParsedName(NamedTuple):
 
 
 _FAST_BLOCK: frozenset[str] = frozenset()
+_FAST_BLOCK_CAP: frozenset[str] = frozenset()
 
 
 def _fast_block() -> frozenset[str]:
@@ -261,18 +262,24 @@ def _fast_block() -> frozenset[str]:
 
     (One set for all three positions checked: a name merely sent the long way round by an
     unneeded match gets the same answer, only slower.) Built on first use, then read from
-    the module global: nameparser is imported only when names are parsed.
+    the module global: nameparser is imported only when names are parsed. Also fills
+    `_FAST_BLOCK_CAP`, the same words as a plain name writes them (`Van`, `Der-Bin`, `J.`).
     """
-    global _FAST_BLOCK
+    global _FAST_BLOCK, _FAST_BLOCK_CAP
     _FAST_BLOCK = _particles() | _TITLES | _SUFFIXES
+    _FAST_BLOCK_CAP = frozenset(
+        "-".join(seg[:1].upper() + seg[1:] for seg in w.split("-")) for w in _FAST_BLOCK
+    )
     return _FAST_BLOCK
 
 
 # Capitalised ASCII words (hyphenated or not) after capitalised words or dotted initials:
 # `Anna Kochnev Goldstein`, `S. V. Jaya Chand`, `Yi-Fan Zhang` (97 % of the feed's names).
+# One match also hands over the words the short path checks: the first, the last given
+# word (group 2 holds the last repetition; None for two words) and the family name.
 # (possessive quantifiers: nothing to backtrack into, a third faster on short names)
 _WORD = r"[A-Z][a-z]++(?:-[A-Z][a-z]++)*+"
-_PLAIN_NAME = re.compile(rf"(?:[A-Z]\. |{_WORD} )++{_WORD}")
+_PLAIN_NAME = re.compile(rf"([A-Z]\.|{_WORD})(?: ([A-Z]\.|{_WORD}))* ({_WORD})")
 
 
 @functools.lru_cache(maxsize=65_536)
@@ -281,19 +288,19 @@ def parse_name(name: str) -> ParsedName:
 
     Nearly all arXiv names are plain capitalised ASCII words and initials; they take a
     short path that gives exactly what the full rules give (a test holds the two together
-    on the feed), at a fraction of the cost.
+    on the feed), at a fraction of the cost. Its words are ASCII `Capitalised` ones or
+    initials, so `word.lower() in _FAST_BLOCK` is `word in _FAST_BLOCK_CAP`, without
+    lowering each.
     """
-    if _PLAIN_NAME.fullmatch(name):
-        given, family = name.rsplit(" ", 1)
-        low = family.lower()
-        block = _FAST_BLOCK or _fast_block()
-        if (
-            low not in block
-            and given.partition(" ")[0].lower() not in block
-            and given[given.rfind(" ") + 1 :].lower() not in block
-        ):
+    m = _PLAIN_NAME.fullmatch(name)
+    if m is not None:
+        first, last_given, family = m.groups()
+        block = _FAST_BLOCK_CAP if _FAST_BLOCK else (_fast_block(), _FAST_BLOCK_CAP)[1]
+        if family not in block and first not in block and last_given not in block:
+            low = family.lower()
             if "-" in low:
                 low = low.replace("-", " ")
+            given = name[: len(name) - len(family) - 1]
             return tuple.__new__(
                 ParsedName, (given, family, None, name, f"{low} {name[0].lower()}")
             )
