@@ -280,6 +280,13 @@ def test_cli(built, tmp_path: Path, feed) -> None:
     out = json.loads(r.output)
     assert out["mode"] == "hybrid" and len(out["hits"]) == 3
     assert {"work_id", "keys", "title", "authors", "year", "subjects", "score", "snippet"} <= set(out["hits"][0])
+    counted = out
+    r = run(main, [*db, "search", "robot grasping", "--json", "--limit", "3", "--no-count"])
+    out = json.loads(r.output)
+    assert out["total"] is None and counted["total"] >= 3  # same hits, matches not counted
+    assert [h["work_id"] for h in out["hits"]] == [h["work_id"] for h in counted["hits"]]
+    r = run(main, [*db, "search", "cat:cs.RO robot", "--mode", "keyword", "--no-count"])
+    assert r.exit_code == 0 and "(not counted)" in r.output.splitlines()[0]
     r = run(main, [*db, "search", "title:(unclosed"])
     assert r.exit_code == 1 and "unclosed '('" in r.output
     qf = tmp_path / "q.txt"

@@ -30,7 +30,8 @@ def _mark(text: str, spans: list[tuple[int, int]]) -> str:
 
 
 def _print_hits(res: SearchResult, offset: int = 0) -> None:
-    click.echo(f"{res.total} works · {res.mode} · {res.took_ms:.0f} ms")
+    found = f"{res.total} works" if res.total is not None else f"{len(res.hits)} shown (not counted)"
+    click.echo(f"{found} · {res.mode} · {res.took_ms:.0f} ms")
     for i, h in enumerate(res.hits, start=offset + 1):
         _print_hit(i, h)
     if res.facets:
@@ -76,6 +77,9 @@ def _read_queries(path: Path) -> list[tuple[str, str]]:
 @click.option("--offset", type=click.IntRange(0, 10_000), default=0)
 @click.option("--sort", type=click.Choice(["relevance", "date"]), default="relevance", show_default=True)
 @click.option("--facets", is_flag=True, help="Also count results by subject, year and source.")
+@click.option("--no-count", is_flag=True,
+              help="Don't count every match (total is null): on a large index keyword queries "
+                   "then skip what cannot reach the top (2-3x faster at 1M works).")
 @click.option("--queries", "queries_file", type=click.Path(path_type=Path, allow_dash=True),
               help="Run every query of FILE (one a line, or JSON lines with id and query).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (JSON lines with --queries).")
@@ -83,7 +87,7 @@ def _read_queries(path: Path) -> list[tuple[str, str]]:
 @handle_errors
 def search(
     ctx: Ctx, query: str | None, mode: str, limit: int, offset: int, sort: str, facets: bool,
-    queries_file: Path | None, as_json: bool,
+    no_count: bool, queries_file: Path | None, as_json: bool,
 ) -> None:
     """Search works: keyword (BM25 with field filters), semantic or hybrid (default).
 
@@ -96,14 +100,14 @@ def search(
     if queries_file is not None:
         for qid, q in _read_queries(queries_file):
             try:
-                res = ix.search(q, mode, limit, offset, sort, facets)  # type: ignore[arg-type]
+                res = ix.search(q, mode, limit, offset, sort, facets, count=not no_count)  # type: ignore[arg-type]
                 emit_jsonl({"id": qid} | res.to_dict())
             except PaperdeskError as e:  # one bad query must not end a batch
                 emit_jsonl({"id": qid, "query": q, "error": str(e)})
         return
     if not query:
         raise QueryError("give a QUERY or --queries FILE")
-    res = ix.search(query, mode, limit, offset, sort, facets)  # type: ignore[arg-type]
+    res = ix.search(query, mode, limit, offset, sort, facets, count=not no_count)  # type: ignore[arg-type]
     if as_json:
         emit_json(res.to_dict())
     else:
