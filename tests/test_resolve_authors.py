@@ -303,7 +303,7 @@ def test_copies_of_a_work_join_its_profiles(openreview: LabelledSet, tmp_path: P
     """A second record of a paper (same OpenReview id, names as initials, reworded) is
     one work; its author positions join the original's profiles — in the full run as one
     unit each, and on an incremental day without any scoring."""
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     from paperdesk.model import Author, SourceRecord
     from paperdesk.normalize import finish
@@ -389,7 +389,7 @@ def test_stored_samples_score_like_their_records(openreview: LabelledSet, tmp_pa
 def test_streaming_workers_give_the_serial_run(openreview: LabelledSet, tmp_path: Path) -> None:
     """A full run streamed by worker processes (records shared out by work) stores exactly
     what one process stores: the same signatures, profile ids, profile rows and samples."""
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     import paperdesk.resolve.authors_stream as stream
     from paperdesk.model import Author
@@ -489,7 +489,7 @@ def test_profile_rows_after_a_day_equal_a_recount(openreview: LabelledSet, tmp_p
     store.put_records(recs[-10:], origin="test")
     resolve_authors(store)
     # A changed record (an author dropped): its old signatures leave their profiles.
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     changed = recs[0]
     store.put_records(

@@ -8,7 +8,7 @@ from the other, and version lists are united so the history is never lost.
 
 from __future__ import annotations
 
-from dataclasses import fields, replace
+import msgspec
 
 from paperdesk.model import SourceRecord, Version
 
@@ -42,12 +42,12 @@ _SKIP = {"source", "source_id", "raw", "raw_format", "versions", "ids", "extra"}
 def merge_records(old: SourceRecord, new: SourceRecord) -> SourceRecord:
     """The record's fields after `new` arrives for a key that already holds `old`."""
     primary, other = (new, old) if _rank(new) >= _rank(old) else (old, new)
-    merged = replace(primary)
-    for f in fields(SourceRecord):
-        if f.name in _SKIP:
+    merged = msgspec.structs.replace(primary)
+    for name in SourceRecord.__struct_fields__:
+        if name in _SKIP:
             continue
-        if getattr(merged, f.name) in (None, "", [], {}):
-            setattr(merged, f.name, getattr(other, f.name))
+        if getattr(merged, name) in (None, "", [], {}):
+            setattr(merged, name, getattr(other, name))
     merged.versions = merge_versions(old.versions, new.versions)
     if merged.versions:
         merged.submitted = merged.versions[0].date or merged.submitted
