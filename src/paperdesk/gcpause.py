@@ -8,8 +8,9 @@ from contextlib import contextmanager
 
 
 @contextmanager
-def gc_paused() -> Iterator[None]:
-    """The cyclic garbage collector off for a batch, restored after (nesting is fine).
+def gc_paused(pause: bool = True) -> Iterator[None]:
+    """The cyclic garbage collector off for a batch, restored after (nesting is fine);
+    `pause=False` leaves it as it is (for callers that pause only some runs).
 
     Parsing, normalising and indexing allocate dozens of container objects a record
     (records, authors, lists, dicts) and none of them form cycles, so reference counting
@@ -20,7 +21,8 @@ def gc_paused() -> Iterator[None]:
     # Callers drop a batch's objects before leaving: the collector's first pass after it is
     # back walks every object allocated meanwhile that is still alive.
     was = gc.isenabled()
-    gc.disable()
+    if pause:
+        gc.disable()
     try:
         yield
     finally:

@@ -28,6 +28,7 @@ from typing import Any
 import orjson
 
 from paperdesk.errors import NotFoundError, PaperdeskError
+from paperdesk.gcpause import gc_paused
 from paperdesk.resolve import authors_samples as samples
 from paperdesk.resolve import authors_stream
 from paperdesk.resolve.authors_disambiguate import Constraints, disambiguate
@@ -366,8 +367,29 @@ def _fitting(
 def resolve_authors(
     store: SQLiteStore, *, full: bool = False, model: PairModel | None = None
 ) -> AuthorStats:
-    """Attribute new and changed records' signatures to profiles (see the module doc)."""
+    """Attribute new and changed records' signatures to profiles (see the module doc).
+
+    An incremental run has the cyclic garbage collector off: reference counting frees
+    what it allocates (a 1M store's day peaks at the same 0.81 GiB either way), and the
+    collector's passes over everything the process holds were ~3.5 s of that day's
+    author stage (niced dev runs); a full run keeps it."""
     model = model or default_model()
+    with gc_paused(not _runs_full(store, full, model)):
+        return _resolve_authors(store, full=full, model=model)
+
+
+def _runs_full(store: SQLiteStore, full: bool, model: PairModel) -> bool:
+    """Whether this run resolves every record (asked, first run, or a new model/format)."""
+    state = store.get_checkpoint(CHECKPOINT) or {}
+    return (
+        full
+        or not int(state.get("seq", 0))
+        or state.get("model") != model.meta.get("version")
+        or state.get("format") != FORMAT
+    )
+
+
+def _resolve_authors(store: SQLiteStore, *, full: bool, model: PairModel) -> AuthorStats:
     conn = store.conn
     state = store.get_checkpoint(CHECKPOINT) or {}
     stats = AuthorStats(full=full)
