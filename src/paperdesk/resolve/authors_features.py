@@ -18,8 +18,6 @@ from typing import Any
 
 import numpy as np
 from scipy import sparse
-from sklearn.feature_extraction.text import HashingVectorizer
-from sklearn.preprocessing import normalize
 
 from paperdesk.model import Author, SourceRecord
 from paperdesk.normalize.names import normalize_author
@@ -30,6 +28,7 @@ from paperdesk.resolve.authors_names import (
     middle_conflict,
     parse_given,
 )
+from paperdesk.resolve.hashed_terms import l2_normalize, term_counts
 
 FEATURES = (
     "name_equal",
@@ -69,14 +68,6 @@ _VENUE = re.compile(r"[^a-z]+")
 
 TEXT_DIM = 2**18
 """Columns of the hashed text vectors."""
-
-_vectorizer = HashingVectorizer(
-    n_features=TEXT_DIM,
-    stop_words="english",
-    alternate_sign=False,
-    norm=None,
-    token_pattern=r"(?u)\b[a-zA-Z][a-zA-Z0-9]{2,}\b",
-)
 
 
 @dataclass
@@ -227,9 +218,9 @@ def text_vectors(sigs: Sequence[Signature]) -> sparse.csr_matrix:
             r = row_of[s.record_key] = len(texts)
             texts.append(s.text)
         rows.append(r)
-    x = _vectorizer.transform(texts).tocsr()
+    x = term_counts(texts, TEXT_DIM)  # sklearn's HashingVectorizer, without sklearn
     x.data = 1.0 + np.log(x.data)
-    x = normalize(x, norm="l2", copy=False).tocsr()
+    x = l2_normalize(x)
     return x[np.asarray(rows, dtype=np.int64)] if rows else x
 
 
