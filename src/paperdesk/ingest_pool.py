@@ -17,7 +17,7 @@ import sqlite3
 import sys
 from collections import deque
 from collections.abc import Iterator, Sequence
-from multiprocessing.pool import AsyncResult
+from multiprocessing.pool import AsyncResult, Pool
 from typing import BinaryIO
 
 from paperdesk import sources
@@ -36,6 +36,23 @@ LINE_FORMATS = {"arxiv-feed", "arxiv-snapshot", "papercopilot"}
 IN_FLIGHT = 4
 
 _ro: sqlite3.Connection | None = None
+
+
+class _Pool(Pool):
+    """`multiprocessing.Pool` whose worker-handler thread does not spin while results arrive.
+
+    CPython's Pool (3.8+, bpo-35493) wakes its worker-handler thread when the results pipe
+    is readable as well as when a worker exits. A chunk's result (~10 MB) crosses the pipe
+    64 KiB at a time, so while one is in transit the handler thread looped — checked every
+    worker's exit status, built a selector, polled, found the pipe readable again — in this,
+    the writer's process, competing for its GIL and CPU: 7-18 µs of the main process's CPU
+    a record of the daily feed (measured with writing turned off: 28-39 -> 20-21 µs). The
+    results pipe tells the handler only about workers that exit after `maxtasksperchild`
+    tasks, which this pool never sets; a worker that dies still wakes it by its own sentinel.
+    """
+
+    def _get_sentinels(self) -> list[object]:
+        return [self._change_notifier._reader]  # type: ignore[attr-defined]
 
 
 def usable(parser_name: str, head: bytes, db_path: str) -> bool:
@@ -119,7 +136,7 @@ def parallel_batches(
 ) -> Iterator[tuple[int, list[Row | Reject | str]]]:
     """(records in batch, prepared batch) in input order, prepared by `workers` processes."""
     ctx = mp.get_context("spawn")  # no fork: the parent holds SQLite handles and threads
-    with ctx.Pool(workers, initializer=_init, initargs=(db_path,)) as pool:
+    with _Pool(workers, initializer=_init, initargs=(db_path,), context=ctx) as pool:
         try:  # a pool whose workers die at start-up would respawn them forever
             pool.apply_async(os.getpid).get(timeout=120)
         except Exception as exc:  # noqa: BLE001 - any failure means the same to the user
