@@ -517,3 +517,67 @@ def test_profile_rows_after_a_day_equal_a_recount(openreview: LabelledSet, tmp_p
     }
     assert stored == recount
     store.close()
+
+
+def test_day_in_workers_gives_the_one_process_day(
+    openreview: LabelledSet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A day whose blocks are read, scored and clustered in worker processes stores
+    exactly what the one-process day stores (signatures, profile rows, samples,
+    redirects), with a changed record in the day; and with a curation that joins two
+    blocks, which the workers must not split (they fall back, or keep them together)."""
+    from dataclasses import replace
+
+    import paperdesk.resolve.authors_context as ctx
+
+    recs = _records(openreview, {"Jun Liu", "Chelsea Finn", "Yang Liu", "Sergey Levine"})
+    order = list(recs)
+    random.Random(3).shuffle(order)
+    cut = int(len(order) * 0.7)
+    first = order[0]
+    day = [*order[cut:], replace(first, authors=first.authors[:-1], raw=first.raw + b" changed")]
+    solved: list[object] = []
+    real = ctx.solve_day
+
+    def spy(*args: object, **kwargs: object) -> object:
+        solved.append(real(*args, **kwargs))  # type: ignore[arg-type]
+        return solved[-1]
+
+    monkeypatch.setattr(ctx, "solve_day", spy)
+
+    def run(name: str, minimum: int, curate: bool) -> tuple[list, ...]:
+        store = open_store(tmp_path / name)
+        store.put_records(order[:cut], origin="test")
+        resolve_authors(store)
+        q = store.conn.execute
+        if curate:
+            a, b = (
+                q("SELECT author_id FROM author_profiles WHERE block = ?"
+                  " ORDER BY n_signatures DESC, author_id LIMIT 1", (block,)).fetchone()[0]
+                for block in ("liu j", "liu y")
+            )
+            merge_authors(store, a, b, who="test")
+        store.put_records(day, origin="test")
+        monkeypatch.setattr(ctx, "DAY_MIN", minimum)
+        stats = resolve_authors(store)
+        assert stats.records == len(day) and not stats.full
+        out = (
+            q("SELECT * FROM author_signatures ORDER BY sig_id").fetchall(),
+            q("SELECT author_id, name, name_folded, block, n_signatures, n_records, givens, reps,"
+              " variants FROM author_profiles ORDER BY author_id").fetchall(),
+            q("SELECT * FROM author_samples ORDER BY sig_id").fetchall(),
+            q("SELECT old_id, new_id FROM author_redirects ORDER BY old_id").fetchall(),
+            [stats.compared, stats.profiles_created, stats.profiles_total],
+        )
+        store.close()
+        return out
+
+    for curate in (False, True):
+        solved.clear()
+        serial = run(f"serial{curate}.db", 10**9, curate)
+        assert not solved
+        workers = run(f"workers{curate}.db", 0, curate)
+        assert len(solved) == 1
+        if not curate:
+            assert solved[0] is not None  # the day really ran in the workers
+        assert workers == serial

@@ -25,16 +25,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import orjson
-
 from paperdesk.errors import NotFoundError, PaperdeskError
 from paperdesk.gcpause import gc_paused
+from paperdesk.resolve import authors_context, authors_stream
 from paperdesk.resolve import authors_samples as samples
-from paperdesk.resolve import authors_stream
 from paperdesk.resolve.authors_disambiguate import Constraints, disambiguate
-from paperdesk.resolve.authors_features import Signature, name_form, signatures_from_record
+from paperdesk.resolve.authors_features import Signature
 from paperdesk.resolve.authors_model import PairModel, default_model
-from paperdesk.resolve.authors_names import GivenName, first_names_relation, parse_given
+from paperdesk.resolve.authors_names import GivenName, parse_given
 from paperdesk.resolve.authors_units import (
     StageRow,
     Unit,
@@ -148,8 +146,6 @@ samples): a store
 resolved by an older format is re-resolved in full once."""
 
 _CHUNK = 5000
-_relation = first_names_relation.__wrapped__
-"""Uncached: each (block, given name) pair is compared once per run here."""
 
 
 def _hash(sig_id: str) -> bytes:
@@ -161,21 +157,6 @@ def pick_reps(candidates: Iterable[str], k: int = K_REPS) -> list[str]:
     order signatures arrived in, and that merges (the sample of a union is the sample of
     the samples)."""
     return sorted(set(candidates), key=_hash)[:k]
-
-
-def _load_signatures(store: SQLiteStore, sig_ids: Iterable[str]) -> list[Signature]:
-    """Rebuild `Signature`s for stored signature ids from their records (the records hold
-    the text, venue and co-authors the features need)."""
-    wanted: dict[str, set[int]] = defaultdict(set)
-    for sig in sig_ids:
-        key, _, pos = sig.rpartition("#")
-        wanted[key].add(int(pos))
-    keys = sorted(wanted)
-    out: list[Signature] = []
-    for i in range(0, len(keys), 500):
-        for key, rec in store.get_records(keys[i : i + 500]).items():
-            out.extend(signatures_from_record(rec, wanted[key]))
-    return out
 
 
 def _stage_new(store: SQLiteStore, since: int, solo: set[str]) -> tuple[UnitBuilder, set[str], int]:
@@ -294,74 +275,11 @@ def _context(
     for u in pending:
         if u.rep.block not in recluster:
             wanted[u.rep.block].add(u.rep.given)
-    by_block: dict[str, list[tuple[str, str, int]]] = defaultdict(list)
-    for aid, block, givens, size in db.profile_summaries(conn, wanted):
-        by_block[block].append((aid, givens, size))
-    chosen = [a for block, profiles in by_block.items() for a in _fitting(profiles, wanted[block])]
-    sampled = db.profile_samples(conn, chosen)
-    for aid in chosen:
-        for sig in sampled.get(aid, ()):
-            if sig.rsplit("#", 1)[0] not in changed:
-                fixed[sig] = aid
-                reps.append(sig)
-    kept = db.get_samples(conn, reps)
-    found: list[Signature] = []
-    vec_rows: dict[str, samples.Row] = {}
-    for sig in reps:
-        if sig in kept:
-            one, vec_rows[sig] = samples.decode(sig, *kept[sig])
-            found.append(one)
-    missing = [sig for sig in reps if sig not in kept]
-    return [*found, *_load_signatures(store, missing)], fixed, previous, moved, vec_rows
-
-
-BIG_BLOCK = 100
-"""Profiles in a block from which an incremental run compares a new signature only with
-the profiles of its own sub-block (same spelled-out given name, or initials with
-initials), as a full run does in blocks over `MAX_SUBBLOCK` signatures."""
-
-MAX_PROFILES = 60
-"""At most this many profiles of one block are compared with the block's new
-signatures: those with the most signatures (the likeliest owners), then by id."""
-
-
-def _subblock(g: GivenName) -> str:
-    return g.joined if g.full else "~initial"
-
-
-def _fitting(
-    profiles: Sequence[tuple[str, str, int]], wanted: set[GivenName]
-) -> list[str]:
-    """The ids of a block's profiles — (id, givens JSON, size) as stored — that a new
-    signature with one of the `wanted` given names could join (no contradictory given
-    name; in a big block, the same sub-block as in a full run), largest first, at most
-    `MAX_PROFILES`."""
-    big = len(profiles) > BIG_BLOCK
-    keys = {_subblock(w) for w in wanted}
-    fit: dict[str, bool] = {}
-    fit_all: dict[str, bool] = {}
-    """By a profile's whole givens text (many profiles share one, such as `["J."]`)."""
-
-    def fits(g: str) -> bool:
-        ok = fit.get(g)
-        if ok is None:
-            pg = parse_given(g)
-            if big:
-                ok = _subblock(pg) in keys
-            else:
-                ok = any(_relation(pg, w) != "incompatible" for w in wanted)
-            fit[g] = ok
-        return ok
-
-    out: list[tuple[int, str]] = []
-    for aid, givens, size in profiles:
-        ok = fit_all.get(givens)
-        if ok is None:
-            ok = fit_all[givens] = any(fits(g) for g in orjson.loads(givens) or [""])
-        if ok:
-            out.append((size, aid))
-    out.sort(key=lambda x: (-x[0], x[1]))
-    return [aid for _, aid in out[:MAX_PROFILES]]
+    by_block, sampled = authors_context.sampled_members(conn, wanted, changed)
+    fixed.update(sampled)
+    reps.extend(s for ids in by_block.values() for s in ids)
+    found, missing, vec_rows = authors_context.member_signatures(conn, reps)
+    return [*found, *missing], fixed, previous, moved, vec_rows
 
 
 def resolve_authors(
@@ -422,9 +340,19 @@ def _resolve_authors(store: SQLiteStore, *, full: bool, model: PairModel) -> Aut
     pending = [u for u in builder.units.values() if u.index not in attached]
     stats.lap("attach")
     stats.units, stats.attached = len(builder.units), len(attached)
+    stored_total = None if stats.full else _stored_signatures(conn, state)
+    solved = (
+        authors_context.solve_day(
+            conn, store.path, pending, changed, builder, stored_total or 0, cons, model
+        )
+        if not stats.full and not recluster and authors_context.can_solve_day(store.path, pending)
+        else None
+    )
     context, fixed, previous, moved, cached = (
         ([], {}, {}, {}, {})
         if stats.full
+        else (solved.context, solved.fixed, {}, {}, {})
+        if solved is not None
         else _context(store, builder, pending, recluster, changed)
     )
     new_reps = {u.rep.sig_id for u in pending}
@@ -432,19 +360,22 @@ def _resolve_authors(store: SQLiteStore, *, full: bool, model: PairModel) -> Aut
         previous = {r.sig_id: r.author_id for r in db.signatures_by_id(conn, new_reps)}
     else:
         previous.update({s: a for s, a in old_of_changed.items() if s in new_reps})
-    sigs = [*context, *(u.rep for u in pending)]
-    stats.compared = len(sigs)
+    sigs = solved.sigs if solved is not None else [*context, *(u.rep for u in pending)]
+    stats.compared = solved.compared if solved is not None else len(sigs)
     dirty = {u.rep.block for u in pending} | recluster
     stats.blocks = len(dirty | {u.rep.block for u in builder.units.values()})
     stats.reclustered_blocks = len(recluster)
     stats.incremental_blocks = stats.blocks - len(recluster)
-    stored_total = None if stats.full else _stored_signatures(conn, state)
-    _set_frequencies(conn, sigs, builder, stored_total)
-    stats.lap("context")
+    if solved is None:
+        authors_context.set_frequencies(conn, sigs, builder, stored_total)
+    stats.lap("context")  # with the workers: the blocks read, scored and clustered
 
     cons.fixed = fixed
-    vecs = samples.vectors(sigs, cached) if streamed is None else streamed.vectors
-    labels = disambiguate(sigs, model=model, constraints=cons, vectors=vecs) if sigs else []
+    if solved is not None:
+        vecs, labels = solved.vectors, solved.labels
+    else:
+        vecs = samples.vectors(sigs, cached) if streamed is None else streamed.vectors
+        labels = disambiguate(sigs, model=model, constraints=cons, vectors=vecs) if sigs else []
     assigned = _assign_ids(sigs, labels, fixed, previous, conn)
     unit_author = dict(attached)
     unit_author.update({u.index: assigned[u.rep.sig_id] for u in pending})
@@ -528,26 +459,6 @@ def _stored_signatures(conn: Any, state: dict[str, Any]) -> int:
     checkpoint (counting 5M rows took ~0.4 s of a day), else counted."""
     known = state.get("signatures")
     return int(known) if known is not None else db.count_signatures(conn)
-
-
-def _set_frequencies(
-    conn: Any, sigs: Sequence[Signature], builder: UnitBuilder, stored: int | None
-) -> None:
-    """Name and block frequencies over the whole store after this run: the `stored`
-    signatures (None in a full run: they are all rebuilt) plus the new ones."""
-    forms = {name_form(s) for s in sigs}
-    blocks = {s.block for s in sigs}
-    ncount = Counter({f: builder.name_counts[f] for f in forms})
-    bcount = Counter({b: builder.block_counts[b] for b in blocks})
-    total = builder.signatures
-    if stored is not None:
-        ncount.update(db.name_counts(conn, forms))
-        bcount.update(db.block_counts(conn, blocks))
-        total += stored
-    for s in sigs:
-        s.name_count = max(1, ncount.get(name_form(s), 1))
-        s.block_count = max(1, bcount.get(s.block, 1))
-        s.total = total
 
 
 def _refresh_profiles(
@@ -694,17 +605,19 @@ def _assign_ids(
 ) -> dict[str, str]:
     """Map cluster labels to profile ids: fixed profiles keep theirs; a re-clustered or
     new cluster takes the previous id most of its signatures had (largest cluster first),
-    else a new id."""
+    else a new id. `sigs` may leave out fixed members (a day solved in the workers hands
+    back only the rest): a label that is a fixed profile's id stays that id."""
     clusters: dict[str, list[Signature]] = defaultdict(list)
     for s, lab in zip(sigs, labels, strict=True):
         clusters[lab].append(s)
     out: dict[str, str] = {}
-    taken = set(fixed.values())
+    profiles = set(fixed.values())
+    taken = set(profiles)
     order = sorted(clusters, key=lambda lab: (-len(clusters[lab]), lab))
     pending = []
     for lab in order:
         ms = clusters[lab]
-        if lab in taken and any(s.sig_id in fixed for s in ms):
+        if lab in profiles:  # a cluster with fixed members (maybe not all in `sigs`)
             for s in ms:
                 out[s.sig_id] = lab
             continue

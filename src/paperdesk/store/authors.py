@@ -15,6 +15,9 @@ from typing import Any
 
 import orjson
 
+from paperdesk.model import SourceRecord
+from paperdesk.store.sqlite import decode_record
+
 _CHUNK = 500
 
 
@@ -229,6 +232,19 @@ def get_samples(conn: sqlite3.Connection, sig_ids: Iterable[str]) -> dict[str, t
                 list(chunk),
             )
         )
+    return out
+
+
+def records_by_key(conn: sqlite3.Connection, keys: Iterable[str]) -> dict[str, SourceRecord]:
+    """Records (without raw payloads) by key, on any connection (a worker's read-only one
+    too)."""
+    out: dict[str, SourceRecord] = {}
+    for chunk in _chunks(sorted(set(keys))):
+        for key, data in conn.execute(
+            f"SELECT key, data FROM records WHERE key IN ({_marks(len(chunk))})",  # noqa: S608
+            list(chunk),
+        ):
+            out[key] = decode_record(data)
     return out
 
 
