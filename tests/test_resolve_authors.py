@@ -526,7 +526,7 @@ def test_day_in_workers_gives_the_one_process_day(
     exactly what the one-process day stores (signatures, profile rows, samples,
     redirects), with a changed record in the day; and with a curation that joins two
     blocks, which the workers must not split (they fall back, or keep them together)."""
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     import paperdesk.resolve.authors_context as ctx
 
