@@ -486,8 +486,12 @@ def test_profile_rows_after_a_day_equal_a_recount(openreview: LabelledSet, tmp_p
     store = open_store(tmp_path / "r.db")
     store.put_records(recs[:-10], origin="test")
     resolve_authors(store)
+    before = {r[0] for r in store.conn.execute("SELECT author_id FROM author_profiles")}
     store.put_records(recs[-10:], origin="test")
-    resolve_authors(store)
+    day = resolve_authors(store)
+    after = {r[0] for r in store.conn.execute("SELECT author_id FROM author_profiles")}
+    # The stats count the profiles the day made, not those its signatures joined.
+    assert (day.profiles_created, day.profiles_removed) == (len(after - before), len(before - after))
     # A changed record (an author dropped): its old signatures leave their profiles.
     from msgspec.structs import replace
 

@@ -401,6 +401,7 @@ def _resolve_authors(store: SQLiteStore, *, full: bool, model: PairModel) -> Aut
         touched = None if stats.full else set(rep_of) | lost | set(rewrite.values())
         if stats.full:
             after = _write_full(conn, builder, unit_author, sigs, vecs, streamed)
+            created = after - before
         else:
             gained: dict[str, Counter[Variant]] = defaultdict(Counter)
             for u in builder.units.values():
@@ -408,7 +409,9 @@ def _resolve_authors(store: SQLiteStore, *, full: bool, model: PairModel) -> Aut
             recount = lost | set(rewrite.values()) | {
                 unit_author[u.index] for u in builder.units.values() if u.rep.sig_id in solo
             }
-            after, sampled = _refresh_profiles(conn, touched or set(), rep_of, recount, gained)
+            after, sampled, created = _refresh_profiles(
+                conn, touched or set(), rep_of, recount, gained
+            )
             _keep_samples(conn, sigs, vecs, (sampled | {s.sig_id for s in context}) - set(cached))
         gone = (before - after) if stats.full else {a for a in (touched or ()) if a not in after}
         if not stats.full:
@@ -424,7 +427,7 @@ def _resolve_authors(store: SQLiteStore, *, full: bool, model: PairModel) -> Aut
             if votes:
                 db.add_redirect(conn, old, min(votes, key=lambda h: (-votes[h], h)))
         stats.profiles_removed = len(gone)
-        stats.profiles_created = len(set(unit_author.values()) - set(old_ids.values()) - before)
+        stats.profiles_created = len(created)
         store.set_checkpoint(  # joins this transaction
             CHECKPOINT,
             {
@@ -467,13 +470,14 @@ def _refresh_profiles(
     rep_of: dict[str, list[str]],
     recount: set[str],
     gained: dict[str, Counter[Variant]],
-) -> tuple[set[str], set[str]]:
+) -> tuple[set[str], set[str], set[str]]:
     """Recompute the rows of the touched profiles: counts, canonical name, given names,
     variants and the member sample. A profile that only gained signatures this run is
     updated from its stored variant counts plus the `gained` ones (as a full run counts
     them: one record per signature); one in `recount` (it lost signatures, or a curation
     is involved), and a row from before the counts were stored, is recounted from its
-    signatures. Returns the ids that still have signatures, and their samples."""
+    signatures. Returns the ids that still have signatures, their samples, and the ids
+    that had no row before (the profiles this run created)."""
     states = db.profile_states(conn, touched)
     alive: set[str] = set()
     sampled: set[str] = set()
@@ -509,7 +513,7 @@ def _refresh_profiles(
             cands = [c for c in cands if c in keep] or members
         put(_profile_row(aid, variants, n_records, cands))
     db.put_profiles(conn, batch)
-    return alive, sampled
+    return alive, sampled, alive - states.keys()
 
 
 def _profile_row(
