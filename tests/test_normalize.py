@@ -26,10 +26,12 @@ from paperdesk.model import Author, SourceRecord, Version
 from paperdesk.normalize import LIMITS, finish
 from paperdesk.normalize.ids import arxiv_id, normalize_doi, openreview_id, split_arxiv_id
 from paperdesk.normalize.names import (
+    PARTICLES,
     _apply_split,
     normalize_author,
     parse_name,
     parse_name_fully,
+    particles_from_nameparser,
 )
 from paperdesk.normalize.text import plain_text
 
@@ -246,6 +248,12 @@ def test_short_path_gives_what_the_full_rules_give() -> None:
     with gzip.open(path, "rt", encoding="utf-8") as f:
         names = [n for line in islice(f, 2000) for n in json.loads(line)["authors"]]
     assert [parse_name(n) for n in names] == [parse_name_fully(n) for n in names]
+
+
+def test_particles_are_nameparsers() -> None:
+    """The particle list written out in names.py is the one nameparser's tables give."""
+    assert PARTICLES == particles_from_nameparser()
+    assert {"van", "der", "de", "bin", "ibn"} <= PARTICLES and "mac" not in PARTICLES
 
 
 def test_same_person_same_key_across_spellings() -> None:

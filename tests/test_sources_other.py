@@ -600,6 +600,28 @@ def test_detect_sends_each_capture_to_its_parser() -> None:
     assert MINE <= set(sources.PARSERS)
 
 
+def test_get_imports_only_the_parser_asked_for() -> None:
+    """An ingest worker asks for one parser by name and must not pay for importing the
+    other eleven (lxml, bibtexparser …); every name still gives its own parser."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from paperdesk import sources; p = sources.get('arxiv-feed'); "
+        "print(p.NAME, sorted(m for m in sys.modules if m.startswith('paperdesk.sources.')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split(" ", 1) == [
+        "arxiv-feed",
+        "['paperdesk.sources._arxiv_common', 'paperdesk.sources._jsonio', "
+        "'paperdesk.sources.arxiv_feed']\n",
+    ]
+    for name, parser in sources.PARSERS.items():
+        assert sources.get(name) is parser
+    with pytest.raises(UnknownFormatError, match="known: arxiv-abs"):
+        sources.get("arxiv_feed")
+
+
 def test_json_lines_with_a_broken_first_line_still_stream() -> None:
     data = b'{"id": "1", "title": broken\n\n{"id": "2", "title": "Fine"}\n'
     out = run(generic, data, "list.jsonl")

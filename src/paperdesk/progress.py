@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tqdm import tqdm
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 
 def enabled() -> bool:
@@ -19,7 +20,12 @@ def enabled() -> bool:
 
 
 def progress(total: float | None = None, desc: str = "", unit: str = "it", **kw: Any) -> tqdm:
-    """A tqdm bar (disabled unless `enabled()`); use `.update(n)` and close it (or `with`)."""
+    """A tqdm bar (disabled unless `enabled()`); use `.update(n)` and close it (or `with`).
+
+    tqdm is imported here, not with the module: ingest's worker processes import this module
+    (through `paperdesk.ingest`) without showing a bar, and tqdm cost each ~0.05 CPU-s."""
+    from tqdm import tqdm
+
     return tqdm(
         total=total,
         desc=desc,

@@ -50,40 +50,60 @@ _MODULES = [
 ]
 
 
+def _module(name: str) -> Parser | None:
+    """The parser module `paperdesk.sources.<name>`, or None when it does not exist yet."""
+    try:
+        mod: ModuleType = importlib.import_module(f"paperdesk.sources.{name}")
+    except ModuleNotFoundError as exc:  # a format still being written
+        if exc.name == f"paperdesk.sources.{name}":
+            return None
+        raise
+    return cast(Parser, mod)
+
+
+_ALL: dict[str, Parser] = {}
+
+
 def _load() -> dict[str, Parser]:
-    parsers: dict[str, Parser] = {}
-    for name in _MODULES:
-        try:
-            mod: ModuleType = importlib.import_module(f"paperdesk.sources.{name}")
-        except ModuleNotFoundError as exc:  # a format still being written
-            if exc.name == f"paperdesk.sources.{name}":
-                continue
-            raise
-        parser = cast(Parser, mod)
-        parsers[parser.NAME] = parser
-    return parsers
+    """Every parser by NAME, in detection order (imported on first use: see `get`)."""
+    if not _ALL:
+        for name in _MODULES:
+            parser = _module(name)
+            if parser is not None:
+                _ALL[parser.NAME] = parser
+    return _ALL
 
 
-PARSERS: dict[str, Parser] = _load()
+def __getattr__(attr: str) -> dict[str, Parser]:
+    # `PARSERS`, every parser by NAME, is built on first use: a process that only needs
+    # one parser (an ingest worker) then imports only that one.
+    if attr == "PARSERS":
+        return _load()
+    raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
 
 
 def detect(head: bytes, filename: str) -> Parser:
     """The parser for an input, judged from its content (the filename only breaks ties)."""
-    for parser in PARSERS.values():
+    for parser in _load().values():
         if parser.sniff(head, filename):
             return parser
     raise UnknownFormatError(
         "unknown format: no parser recognises this content "
-        f"(use --format with one of: {', '.join(sorted(PARSERS))})",
+        f"(use --format with one of: {', '.join(sorted(_load()))})",
         origin=filename,
     )
 
 
 def get(name: str) -> Parser:
-    """The parser called `name` (for --format)."""
-    try:
-        return PARSERS[name]
-    except KeyError:
-        raise UnknownFormatError(
-            f"unknown format {name!r} (known: {', '.join(sorted(PARSERS))})"
-        ) from None
+    """The parser called `name` (for --format). Imports only that parser's module (its
+    module is its NAME with `_` for `-`): each ingest worker process imports one parser,
+    not all twelve with lxml and bibtexparser (~0.1 CPU-s a worker)."""
+    module = name.replace("-", "_")
+    if module in _MODULES:
+        parser = _module(module)
+        if parser is not None and parser.NAME == name:
+            return parser
+    parsers = _load()
+    if name in parsers:
+        return parsers[name]
+    raise UnknownFormatError(f"unknown format {name!r} (known: {', '.join(sorted(parsers))})")
