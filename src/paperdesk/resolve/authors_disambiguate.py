@@ -87,7 +87,7 @@ def _candidates(
     both = (code[:, None] >= 0) & (code[None, :] >= 0)
     if len(members) == 1:
         return np.zeros((1, 1), dtype=bool), np.empty(0, np.int64), np.empty(0, np.int64)
-    hard = block_cannot(arr, np.asarray(members, dtype=np.int64))
+    hard = block_cannot(arr, np.asarray(members, dtype=np.int64), code < 0)
     cannot = (hard & ~both) | (both & (code[:, None] != code[None, :]))
     a, b = np.nonzero(np.triu(~hard & ~both, 1))
     return cannot, a, b

@@ -227,9 +227,12 @@ def pair_rows(arr: SigArrays, left: np.ndarray, right: np.ndarray) -> np.ndarray
     return out
 
 
-def block_cannot(arr: SigArrays, members: np.ndarray) -> np.ndarray:
+def block_cannot(arr: SigArrays, members: np.ndarray, free: np.ndarray | None = None) -> np.ndarray:
     """The n×n hard cannot-link matrix of one block (`hard_cannot` for every pair):
-    same record, two ORCIDs, contradictory given names or middle initials."""
+    same record, two ORCIDs, contradictory given names or middle initials. With `free`
+    (a boolean per member), given names are compared only in pairs with a free member:
+    the caller has settled the pairs of two others (two fixed profiles' members), and a
+    day's blocks hold many more of those than new signatures."""
     rec = arr.record[members]
     cannot = rec[:, None] == rec[None, :]
     orc = arr.orcid[members]
@@ -237,8 +240,22 @@ def block_cannot(arr: SigArrays, members: np.ndarray) -> np.ndarray:
     g = arr.given[members]
     local, inv = np.unique(g, return_inverse=True)
     if len(local) > 1:  # a name never contradicts itself
-        rel, mid = relation_tables([arr.givens[x] for x in local])
-        bad = (rel == _RELATIONS.index("incompatible")) | mid
+        names = [arr.givens[x] for x in local]
+        some = [] if free is None else np.unique(inv[free]).tolist()
+        if free is None or len(some) == len(local):
+            rel, mid = relation_tables(names)
+            bad = (rel == _RELATIONS.index("incompatible")) | mid
+        else:
+            bad = np.zeros((len(local), len(local)), dtype=bool)
+            done = set()
+            for i in some:
+                done.add(i)
+                for j, b in enumerate(names):
+                    if j not in done or j == i:
+                        bad[i, j] = bad[j, i] = (
+                            _relation(names[i], b) == "incompatible"
+                            or middle_conflict(names[i], b)
+                        )
         cannot |= bad[inv[:, None], inv[None, :]]
     np.fill_diagonal(cannot, False)
     return cannot
