@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -388,12 +388,7 @@ def _resolve_authors(store: SQLiteStore, *, full: bool, model: PairModel) -> Aut
         before = db.profile_ids(conn) if stats.full else set()
         if stats.full:
             db.delete_all(conn)
-        else:
-            db.delete_signatures_of_records(conn, changed)
-            db.delete_samples_of_records(conn, changed)
-        if not stats.full:
-            db.stage_commit(conn, unit_author.items())
-        db.set_authors(conn, rewrite.items())
+            db.set_authors(conn, rewrite.items())
         rep_of: dict[str, list[str]] = defaultdict(list)
         for u in builder.units.values():
             rep_of[unit_author[u.index]].append(u.rep.sig_id)
@@ -409,8 +404,15 @@ def _resolve_authors(store: SQLiteStore, *, full: bool, model: PairModel) -> Aut
             recount = lost | set(rewrite.values()) | {
                 unit_author[u.index] for u in builder.units.values() if u.rep.sig_id in solo
             }
+
+            def write_signatures() -> None:
+                db.delete_signatures_of_records(conn, changed)
+                db.delete_samples_of_records(conn, changed)
+                db.stage_commit(conn, unit_author.items())
+                db.set_authors(conn, rewrite.items())
+
             after, sampled, created = _refresh_profiles(
-                conn, touched or set(), rep_of, recount, gained
+                conn, touched or set(), rep_of, recount, gained, write_signatures
             )
             _keep_samples(conn, sigs, vecs, (sampled | {s.sig_id for s in context}) - set(cached))
         gone = (before - after) if stats.full else {a for a in (touched or ()) if a not in after}
@@ -470,27 +472,48 @@ def _refresh_profiles(
     rep_of: dict[str, list[str]],
     recount: set[str],
     gained: dict[str, Counter[Variant]],
+    write_signatures: Callable[[], None],
 ) -> tuple[set[str], set[str], set[str]]:
-    """Recompute the rows of the touched profiles: counts, canonical name, given names,
-    variants and the member sample. A profile that only gained signatures this run is
-    updated from its stored variant counts plus the `gained` ones (as a full run counts
-    them: one record per signature); one in `recount` (it lost signatures, or a curation
-    is involved), and a row from before the counts were stored, is recounted from its
-    signatures. Returns the ids that still have signatures, their samples, and the ids
-    that had no row before (the profiles this run created)."""
-    states = db.profile_states(conn, touched)
-    alive: set[str] = set()
-    sampled: set[str] = set()
-    batch: list[db.ProfileRow] = []
+    """Write the day's signature rows (`write_signatures`) and recompute the rows of the
+    touched profiles: counts, canonical name, given names, variants and the member
+    sample. A profile that only gained signatures this run is updated from its stored
+    variant counts plus the `gained` ones (as a full run counts them: one record per
+    signature); one in `recount` (it lost signatures, or a curation is involved), and a
+    row from before the counts were stored, is recounted from its signatures once they
+    are written. The signature rows go in from a thread while this one computes the
+    rows of the grown profiles (SQLite runs without the GIL; the ~55k index pages the
+    1M day's signatures touch make that insert the longest statement of the day).
+    Returns the ids that still have signatures, their samples, and the ids that had no
+    row before (the profiles this run created)."""
+    states = db.profile_states(conn, touched)  # signature writes do not change these
+    with ThreadPoolExecutor(1) as pool:
+        job = pool.submit(write_signatures)
+        rows, slow = _grown_rows(states, touched, rep_of, recount, gained)
+        job.result()
+    for aid, variants, n_records in db.name_variants_by_author(conn, slow):
+        st = states.get(aid)
+        cands = [*(st.reps if st else ()), *rep_of.get(aid, ())]
+        if aid in recount or not cands:
+            members = db.member_ids(conn, aid)
+            keep = set(members)
+            cands = [c for c in cands if c in keep] or members
+        rows.append(_profile_row(aid, variants, n_records, cands))
+    db.put_profiles(conn, rows)
+    alive = {r.author_id for r in rows}
+    sampled = {s for r in rows for s in r.reps}
+    return alive, sampled, alive - states.keys()
 
-    def put(row: db.ProfileRow) -> None:
-        batch.append(row)
-        alive.add(row.author_id)
-        sampled.update(row.reps)
-        if len(batch) >= 10_000:
-            db.put_profiles(conn, batch)
-            batch.clear()
 
+def _grown_rows(
+    states: dict[str, db.ProfileState],
+    touched: set[str],
+    rep_of: dict[str, list[str]],
+    recount: set[str],
+    gained: dict[str, Counter[Variant]],
+) -> tuple[list[db.ProfileRow], set[str]]:
+    """The rows of the touched profiles that only gained signatures, from their stored
+    state (no SQL: this runs beside the signature writes), and the ids to recount."""
+    rows: list[db.ProfileRow] = []
     slow: set[str] = set()
     for aid in sorted(touched):
         st = states.get(aid)
@@ -503,17 +526,8 @@ def _refresh_profiles(
         counts.update(gained[aid])
         n_records = (st.n_records if st else 0) + sum(gained[aid].values())
         cands = [*(st.reps if st else ()), *rep_of.get(aid, ())]
-        put(_profile_row(aid, [(*v, c) for v, c in counts.items()], n_records, cands))
-    for aid, variants, n_records in db.name_variants_by_author(conn, slow):
-        st = states.get(aid)
-        cands = [*(st.reps if st else ()), *rep_of.get(aid, ())]
-        if aid in recount or not cands:
-            members = db.member_ids(conn, aid)
-            keep = set(members)
-            cands = [c for c in cands if c in keep] or members
-        put(_profile_row(aid, variants, n_records, cands))
-    db.put_profiles(conn, batch)
-    return alive, sampled, alive - states.keys()
+        rows.append(_profile_row(aid, [(*v, c) for v, c in counts.items()], n_records, cands))
+    return rows, slow
 
 
 def _profile_row(
