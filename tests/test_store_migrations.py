@@ -13,7 +13,7 @@ from pathlib import Path
 from conftest import shared_file
 from paperdesk import normalize, sources
 from paperdesk.ingest import ingest_paths
-from paperdesk.store import open_store
+from paperdesk.store import catalog, open_store
 from paperdesk.store.sqlite import digest_key, payload_hash, prepare_row
 
 FEED = "arxiv/daily-feed-2025-03-to-2026-04.jsonl.gz"
@@ -112,3 +112,64 @@ def test_prefix_collision_is_told_apart_by_the_full_hash(tmp_path: Path) -> None
         )
         assert store.known_payloads([a, b]) == {a}
         assert digest_key("f" * 64) == -1 and digest_key("7" + "f" * 63) == 2**63 - 1
+
+
+# The readers' queries as they were before migration 005 (record_categories keyed by record).
+OLD_DAY_INDEX = (
+    "SELECT r.key, r.rowid, rc.code FROM records r LEFT JOIN record_categories rc"
+    " ON rc.record_rowid = r.rowid WHERE r.feed_date = ? ORDER BY r.rowid, rc.position"
+)
+OLD_RECENT = (
+    "SELECT DISTINCT r.key, rc.feed_date FROM record_categories rc JOIN records r"
+    " ON r.rowid = rc.record_rowid WHERE rc.code IN ({}) ORDER BY rc.feed_date DESC,"
+    " rc.record_rowid DESC LIMIT ?"
+)
+
+
+def test_category_migration_keeps_every_code_and_every_answer(tmp_path: Path) -> None:
+    """Migration 005 rebuilds `record_categories` keyed by code: the same rows (a record
+    without a feed day gets ''), and the daily page's codes, the code counts and the
+    newest records of a subject are what the old layout answered."""
+    feed = shared_file(FEED)
+    db = tmp_path / "old.db"
+    old_layout_db(db, feed, 400)
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE records SET feed_date = NULL WHERE rowid % 7 = 0")
+        conn.execute(  # what the writer of then stored with each record (as migration 002)
+            "INSERT INTO record_categories (record_rowid, position, code, feed_date)"
+            " SELECT r.rowid, CAST(j.key AS INTEGER), j.value, r.feed_date"
+            " FROM records r, json_each(CAST(r.data AS TEXT), '$.categories') j"
+        )
+        rows_before = sorted(
+            conn.execute(
+                "SELECT code, COALESCE(feed_date, ''), record_rowid, position"
+                " FROM record_categories"
+            )
+        )
+        days = [d for (d,) in conn.execute("SELECT DISTINCT feed_date FROM records")]
+        day_before = {d: conn.execute(OLD_DAY_INDEX, (d,)).fetchall() for d in days if d}
+        counts_before = dict(
+            conn.execute("SELECT code, COUNT(*) FROM record_categories GROUP BY code")
+        )
+        recent_before = {
+            codes: conn.execute(OLD_RECENT.format(",".join("?" * len(codes))), (*codes, 30))
+            .fetchall()
+            for codes in (("cs.CV",), ("cs.CL", "cs.AI"), ("quant-ph",))
+        }
+    assert len(rows_before) > 400 and len(day_before) > 1
+
+    with open_store(db) as store:
+        conn = store.conn
+        rows_after = sorted(conn.execute("SELECT * FROM record_categories"))
+        assert rows_after == rows_before
+        assert [r[1] for r in conn.execute("PRAGMA index_list(record_categories)")] == [
+            "sqlite_autoindex_record_categories_1"  # the key only: no second B-tree
+        ]
+        for day, before in day_before.items():
+            assert catalog.day_index(conn, day) == before
+        assert catalog.code_counts(conn) == counts_before
+        for codes, before in recent_before.items():
+            got = catalog.recent_in(conn, list(codes), None, 30)
+            assert [w for w, _ in got] == [k for k, _ in before]
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert conn.execute("PRAGMA foreign_key_check").fetchall() == []

@@ -11,6 +11,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
+import orjson
+
 from paperdesk.model import SourceRecord
 from paperdesk.store.sqlite import decode_record
 
@@ -52,15 +54,25 @@ def day_records(conn: sqlite3.Connection, day: str) -> list[tuple[str, SourceRec
 
 def day_index(conn: sqlite3.Connection, day: str) -> list[tuple[str, int, str | None]]:
     """(work id, record rowid, category code or None) for every record of `day`, in record
-    order — enough to count and filter a day without decoding any record."""
+    order — enough to count and filter a day without decoding any record.
+
+    The codes come from each record's JSON (SQLite's json_extract, in C): `record_categories`
+    is keyed by code for the subject pages (migration 005), and a day is a few hundred
+    records."""
     if _has(conn, "work_records"):
         wid = "COALESCE('W' || wr.work_id, r.key)"
         join = " LEFT JOIN work_records wr ON wr.record_key = r.key"
     else:
         wid, join = "r.key", ""
     # Only fixed SQL fragments are interpolated.
-    sql = f"SELECT {wid}, r.rowid, rc.code FROM records r{join} LEFT JOIN record_categories rc ON rc.record_rowid = r.rowid WHERE r.feed_date = ? ORDER BY r.rowid, rc.position"  # noqa: S608
-    return [(w, int(rowid), code) for w, rowid, code in conn.execute(sql, (day,))]
+    sql = f"SELECT {wid}, r.rowid, json_extract(CAST(r.data AS TEXT), '$.categories') FROM records r{join} WHERE r.feed_date = ? ORDER BY r.rowid"  # noqa: S608
+    out: list[tuple[str, int, str | None]] = []
+    for w, rowid, codes in conn.execute(sql, (day,)):
+        listed: list[str | None] = (
+            [c for c in orjson.loads(codes) if isinstance(c, str)] if codes else []
+        )
+        out.extend((w, int(rowid), c) for c in listed or [None])
+    return out
 
 
 def work_records(conn: sqlite3.Connection, work_ids: Sequence[str]) -> dict[str, list[SourceRecord]]:

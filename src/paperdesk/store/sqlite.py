@@ -329,6 +329,7 @@ class SQLiteStore:
             )
             fresh: dict[str, tuple[int, Row]] = {}  # inserted in this batch
             changed: dict[int, SourceRecord] = {}  # rows stored before, updated in this batch
+            stored_of: dict[int, SourceRecord] = {}  # ... and as they were stored
             payload_rows: list[tuple[Any, ...]] = []
             for row in rows:
                 digest = row[ROW_DIGEST]
@@ -348,6 +349,7 @@ class SQLiteStore:
                     merged = merge_records(old, _row_record(row))
                     if encode_record(merged) != encode_record(old):
                         changed[rowid] = merged
+                        stored_of[rowid] = stored
                         result.updated += 1
                         result.keys.append(key)
                     else:
@@ -376,18 +378,26 @@ class SQLiteStore:
                     for rowid, r in changed.items()
                 ],
             )
-            cats = [
-                (rowid, row[ROW_CATEGORIES], row[8]) for rowid, row in fresh.values()
-            ] + [(rowid, tuple(r.categories), r.feed_date) for rowid, r in changed.items()]
+            # A changed record's category rows go by their whole key (the table is keyed by
+            # code, migration 005), from the record as it was stored: its rows were written
+            # from the same record as its JSON.
             self.conn.executemany(
-                "DELETE FROM record_categories WHERE record_rowid = ?",
-                [(rowid,) for rowid in changed],
+                "DELETE FROM record_categories"
+                " WHERE code = ? AND feed_date = ? AND record_rowid = ? AND position = ?",
+                [
+                    (code, r.feed_date or "", rowid, i)
+                    for rowid, r in stored_of.items()
+                    for i, code in enumerate(r.categories)
+                ],
             )
+            cats = [
+                (rowid, row[ROW_CATEGORIES], row[8] or "") for rowid, row in fresh.values()
+            ] + [(rowid, r.categories, r.feed_date or "") for rowid, r in changed.items()]
             self.conn.executemany(
-                "INSERT INTO record_categories (record_rowid, position, code, feed_date)"
+                "INSERT INTO record_categories (code, feed_date, record_rowid, position)"
                 " VALUES (?, ?, ?, ?)",
                 [
-                    (rowid, i, code, day)
+                    (code, day, rowid, i)
                     for rowid, codes, day in cats
                     for i, code in enumerate(codes)
                 ],
