@@ -119,6 +119,27 @@ def test_category_index_follows_updates(tmp_path: Path) -> None:
         assert rows == [(0, "cs.CL"), (1, "cs.LG")]
 
 
+
+def test_rows_with_different_null_columns_keep_their_values_and_order(tmp_path: Path) -> None:
+    """The writer leaves a row's NULL columns out of its INSERT (runs of rows alike): every
+    column reads back as given, NULL where it was None, rowids in batch order."""
+    records = [
+        SourceRecord(
+            "arxiv", f"2401.0000{i}", raw=f"r{i}".encode(), raw_format="test",
+            title=None if i % 2 else f"T{i}", year=2024 if i % 3 else None,
+            doi=f"10.1/{i}" if i in (2, 3) else None, feed_date="2024-01-02" if i < 4 else None,
+        )
+        for i in range(7)
+    ]
+    with open_store(tmp_path / "p.db") as store:
+        store.put_records(records, origin="f")
+        got = store.conn.execute(
+            "SELECT rowid, key, title, year, doi, feed_date, seq FROM records ORDER BY rowid"
+        ).fetchall()
+    assert got == [
+        (i + 1, r.key, r.title, r.year, r.doi, r.feed_date, 1) for i, r in enumerate(records)
+    ]
+
 # --- the `data` encoding: derived text left out, exact on the way back ------------------------------
 
 
