@@ -10,6 +10,7 @@ are in flight, so memory stays bounded whatever the input size.
 
 from __future__ import annotations
 
+import fcntl
 import io
 import multiprocessing as mp
 import os
@@ -34,6 +35,8 @@ LINE_FORMATS = {"arxiv-feed", "arxiv-snapshot", "papercopilot"}
 # batches, a WAL checkpoint with its fsync every ~80 MB): with only two chunks a worker the
 # workers ran dry during them; four keep them busy, for ~10 MB more per chunk in memory.
 IN_FLIGHT = 4
+# Buffer size asked for the pool's pipes (see `_widen_pipes`).
+PIPE_BYTES = 1 << 20
 
 _ro: sqlite3.Connection | None = None
 
@@ -53,6 +56,20 @@ class _Pool(Pool):
 
     def _get_sentinels(self) -> list[object]:
         return [self._change_notifier._reader]  # type: ignore[attr-defined]
+
+
+def _widen_pipes(pool: Pool) -> None:
+    """Give the pool's task and result pipes 1 MiB buffers (Linux; 64 KiB by default): a
+    chunk's ~10 MB of rows then crosses in a sixth as many reads and wake-ups. Measured with
+    writing turned off: the result thread's CPU for the feed 0.65-0.68 -> 0.55 s."""
+    size = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if size is None:
+        return
+    for conn in (pool._outqueue._reader, pool._inqueue._writer):  # type: ignore[attr-defined]
+        try:
+            fcntl.fcntl(conn.fileno(), size, PIPE_BYTES)
+        except OSError:  # above /proc/sys/fs/pipe-max-size: keep the default
+            pass
 
 
 def usable(parser_name: str, head: bytes, db_path: str) -> bool:
@@ -137,6 +154,7 @@ def parallel_batches(
     """(records in batch, prepared batch) in input order, prepared by `workers` processes."""
     ctx = mp.get_context("spawn")  # no fork: the parent holds SQLite handles and threads
     with _Pool(workers, initializer=_init, initargs=(db_path,), context=ctx) as pool:
+        _widen_pipes(pool)
         try:  # a pool whose workers die at start-up would respawn them forever
             pool.apply_async(os.getpid).get(timeout=120)
         except Exception as exc:  # noqa: BLE001 - any failure means the same to the user
