@@ -10,6 +10,9 @@
 
 Each ingest runs in a child process so its peak RSS (ru_maxrss) is its own.
 Prints one line per run: records, seconds, records/s, peak RSS MiB.
+
+`PAPERDESK_NATIVE=DIR` (a build made by `python -m paperdesk.native build DIR`) times the
+opt-in compiled build of the workers' hot path; the children and their workers inherit it.
 """
 
 from __future__ import annotations
@@ -109,7 +112,8 @@ def main() -> None:
     shutil.rmtree(args.workdir, ignore_errors=True)
     args.workdir.mkdir(parents=True)
     print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}; "
-          f"load average {os.getloadavg()[0]:.1f} at start")
+          f"load average {os.getloadavg()[0]:.1f} at start; "
+          f"compiled build: {os.environ.get('PAPERDESK_NATIVE') or 'no'}")
 
     db = args.workdir / "feed.db"
     first = run(db, FEED)

@@ -6,4 +6,11 @@ stage passes around), `paperdesk.sources` (pure parsers, one per format), `paper
 and `paperdesk.harvest` (live harvesters).
 """
 
+import os as _os
+
 __version__ = "0.1.0"
+
+if _os.environ.get("PAPERDESK_NATIVE"):  # an opt-in compiled build (see paperdesk.native)
+    from paperdesk.native import activate as _activate
+
+    _activate(_os.environ["PAPERDESK_NATIVE"])

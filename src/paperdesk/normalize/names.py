@@ -342,10 +342,12 @@ def _plain_unicode_name(name: str) -> bool:
 def parse_name_fully(name: str) -> ParsedName:
     """`parse_name` without the short path or the cache: every rule applied."""
     cleaned = clean_name(name)
-    given, family, suffix = split_name(cleaned)
-    given, family = _tidy_part(given), _tidy_part(family)
+    split_given, split_family, suffix = split_name(cleaned)
+    given: str | None = _tidy_part(split_given)  # annotated for mypyc (paperdesk.native)
+    family: str | None = _tidy_part(split_family)
     if family is None and given is not None:
-        given, family = None, given
+        family = given
+        given = None
     display = compose_display(given, family, suffix) or cleaned
     return ParsedName(given, family, suffix, display, name_key(given, family))
 
