@@ -529,7 +529,8 @@ def test_day_in_workers_gives_the_one_process_day(
     """A day whose blocks are read, scored and clustered in worker processes stores
     exactly what the one-process day stores (signatures, profile rows, samples,
     redirects), with a changed record in the day; and with a curation that joins two
-    blocks, which the workers must not split (they fall back, or keep them together)."""
+    blocks, which the workers must not split (they fall back, or keep them together).
+    The blocks of one new signature, settled all at once, decide as `cluster_block`."""
     from msgspec.structs import replace
 
     import paperdesk.resolve.authors_context as ctx
@@ -576,10 +577,18 @@ def test_day_in_workers_gives_the_one_process_day(
         store.close()
         return out
 
+    import paperdesk.resolve.authors_disambiguate as dis
+
+    one_by_one = dis._single_new
+    monkeypatch.setattr(dis, "_single_new", lambda sigs, blocks, cons: [False] * len(blocks))
+    slow = run("slow.db", 10**9, False)  # every block through `cluster_block`
+    monkeypatch.setattr(dis, "_single_new", one_by_one)
     for curate in (False, True):
         solved.clear()
         serial = run(f"serial{curate}.db", 10**9, curate)
         assert not solved
+        if not curate:
+            assert serial == slow
         workers = run(f"workers{curate}.db", 0, curate)
         assert len(solved) == 1
         if not curate:

@@ -12,6 +12,7 @@ import os
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 
 import numpy as np
 from scipy import sparse
@@ -19,7 +20,13 @@ from scipy import sparse
 from paperdesk.resolve.authors_cluster import UnionFind, cluster_block
 from paperdesk.resolve.authors_features import Signature, text_vectors
 from paperdesk.resolve.authors_model import PairModel, default_model
-from paperdesk.resolve.authors_vectors import SigArrays, block_cannot, pair_rows, sig_arrays
+from paperdesk.resolve.authors_vectors import (
+    SigArrays,
+    block_cannot,
+    pair_cannot,
+    pair_rows,
+    sig_arrays,
+)
 
 MAX_SUBBLOCK = 400
 """Blocks larger than this ("wang y" on a million records) are cut by full given name so
@@ -311,6 +318,85 @@ def disambiguate(
             _JOB = None
         return labels
     arr = sig_arrays(sigs, vectors)
+    single = _single_new(sigs, blocks, cons)
+    if any(single):
+        pairs = list(zip(blocks, single, strict=True))
+        _solve_single_new(labels, sigs, arr, model, cons, [b for b, x in pairs if x], t)
+        blocks = [b for b, x in pairs if not x]
     for chunk in iter_problems(sigs, model=model, constraints=cons, blocks=blocks, arr=arr):
         _solve_into(labels, sigs, chunk, t)
     return labels
+
+
+def _single_new(sigs: Sequence[Signature], blocks: list[list[int]], cons: Constraints) -> list[bool]:
+    """Which blocks hold fixed members and, last, one signature that is not fixed (most
+    of an incremental day's blocks), with no curation in play: `_solve_single_new`
+    settles them all at once."""
+    fixed = cons.fixed
+    if cons.must or cons.apart or not fixed:
+        return [False] * len(blocks)
+    return [
+        len(b) >= 2
+        and sigs[b[-1]].sig_id not in fixed
+        and all(sigs[i].sig_id in fixed for i in b[:-1])
+        for b in blocks
+    ]
+
+
+def _solve_single_new(
+    labels: list[str],
+    sigs: Sequence[Signature],
+    arr: SigArrays,
+    model: PairModel,
+    cons: Constraints,
+    blocks: list[list[int]],
+    threshold: float,
+) -> None:
+    """Labels of blocks of fixed profiles plus one new signature (see `_single_new`),
+    for all of them with one scoring call and array operations instead of a
+    `cluster_block` each, deciding exactly as it does there: no merge unless some
+    scored pair is under the threshold; else the new signature joins the profile (not
+    cannot-linked to it) of smallest average distance, the first in member order on a
+    tie, if that average is under the threshold. The sums run over each profile's
+    members in member order, as there."""
+    fixed = cons.fixed
+    size = np.fromiter((len(b) - 1 for b in blocks), np.int64, len(blocks))
+    member = np.fromiter(chain.from_iterable(b[:-1] for b in blocks), np.int64, int(size.sum()))
+    block = np.repeat(np.arange(len(blocks)), size)
+    new = np.fromiter((b[-1] for b in blocks), np.int64, len(blocks))[block]
+    hard = pair_cannot(arr, member, new)
+    dist = np.ones(len(member))
+    scored = ~hard
+    if scored.any():
+        dist[scored] = 1.0 - model.predict_proba(pair_rows(arr, member[scored], new[scored]))
+    close = np.bincount(block, weights=scored & (dist < threshold), minlength=len(blocks)) > 0
+    # Profiles numbered in order of first appearance within each block, blocks in order.
+    number: dict[tuple[int, str], int] = {}
+    prof = np.fromiter(
+        (
+            number.setdefault((k, fixed[sigs[i].sig_id]), len(number))
+            for k, i in zip(block.tolist(), member.tolist(), strict=True)
+        ),
+        np.int64,
+        len(member),
+    )
+    order = np.argsort(prof, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(prof[order]) != 0])
+    sums = np.add.reduceat(dist[order], starts)
+    count = np.bincount(prof).astype(float)
+    avg = sums / (1.0 * count)
+    avg[np.bincount(prof, weights=hard) > 0] = np.inf
+    prof_block = np.fromiter((k for k, _ in number), np.int64, len(number))
+    first = np.flatnonzero(np.r_[True, np.diff(prof_block) != 0])
+    least = np.minimum.reduceat(avg, first)
+    names = [aid for _, aid in number]
+    for k, b in enumerate(blocks):
+        for i in b[:-1]:
+            labels[i] = fixed[sigs[i].sig_id]
+        lo = int(first[k])
+        hi = int(first[k + 1]) if k + 1 < len(first) else len(names)
+        if close[k] and least[k] < threshold:
+            best = lo + int(np.argmin(avg[lo:hi]))
+            labels[b[-1]] = names[best]
+        else:
+            labels[b[-1]] = f"{sigs[b[0]].block}/{b[0]}/{hi - lo}"

@@ -259,3 +259,13 @@ def block_cannot(arr: SigArrays, members: np.ndarray, free: np.ndarray | None = 
         cannot |= bad[inv[:, None], inv[None, :]]
     np.fill_diagonal(cannot, False)
     return cannot
+
+
+def pair_cannot(arr: SigArrays, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """`block_cannot` for the pairs `(left[k], right[k])` alone: same record, two ORCIDs,
+    contradictory given names or middle initials."""
+    out = arr.record[left] == arr.record[right]
+    ra, rb = arr.orcid[left], arr.orcid[right]
+    out |= (ra >= 0) & (rb >= 0) & (ra != rb)
+    rel, mid = _relations(arr, arr.given[left], arr.given[right])
+    return out | (rel == _RELATIONS.index("incompatible")) | mid
