@@ -10,7 +10,6 @@ are in flight, so memory stays bounded whatever the input size.
 
 from __future__ import annotations
 
-import fcntl
 import io
 import multiprocessing as mp
 import os
@@ -60,9 +59,13 @@ class _Pool(Pool):
 
 def _widen_pipes(pool: Pool) -> None:
     """Give the pool's task and result pipes 1 MiB buffers (Linux; 64 KiB by default): a
-    chunk's ~10 MB of rows then crosses in a sixth as many reads and wake-ups. Measured with
+    chunk's ~10 MB of rows then crosses in up to 16 times fewer reads and wake-ups. Measured with
     writing turned off: the result thread's CPU for the feed 0.65-0.68 -> 0.55 s."""
-    size = getattr(fcntl, "F_SETPIPE_SZ", None)
+    try:
+        import fcntl  # POSIX only
+    except ImportError:
+        return
+    size = getattr(fcntl, "F_SETPIPE_SZ", None)  # Linux only
     if size is None:
         return
     for conn in (pool._outqueue._reader, pool._inqueue._writer):  # type: ignore[attr-defined]
