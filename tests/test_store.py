@@ -136,9 +136,14 @@ def test_rows_with_different_null_columns_keep_their_values_and_order(tmp_path: 
         got = store.conn.execute(
             "SELECT rowid, key, title, year, doi, feed_date, seq FROM records ORDER BY rowid"
         ).fetchall()
+        types = store.conn.execute(
+            "SELECT DISTINCT typeof(r.data), typeof(p.body), typeof(r.doi) FROM records r"
+            " JOIN payloads p ON p.record_rowid = r.rowid WHERE r.doi IS NULL"
+        ).fetchall()
     assert got == [
         (i + 1, r.key, r.title, r.year, r.doi, r.feed_date, 1) for i, r in enumerate(records)
     ]
+    assert types == [("blob", "blob", "null")]  # bytes and None bind as ever (the adapters)
 
 # --- the `data` encoding: derived text left out, exact on the way back ------------------------------
 
