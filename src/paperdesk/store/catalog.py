@@ -139,16 +139,53 @@ def recent_in(
     conn: sqlite3.Connection, codes: Sequence[str], prefix: str | None, limit: int
 ) -> list[tuple[str, SourceRecord]]:
     """(work id, record) of the newest records listing any of `codes` (or any code starting
-    with `prefix`, for a whole archive such as `cs.`), newest feed day first."""
-    if prefix:
-        where, args = "rc.code >= ? AND rc.code < ?", [prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)]
-    else:
-        where, args = f"rc.code IN ({_marks(len(codes))})", list(codes)
+    with `prefix`, for a whole archive such as `cs.`), newest feed day first.
+
+    Why per code: one query over several codes (or a code range) must sort every matching
+    row, with its record's JSON, to find the newest — 2.7 s for `cs.` on the 102k daily feed.
+    Each code's rows are already in (feed day, record) order in `record_categories`' key, so
+    the newest `limit` of each code is an index walk; a record among the newest `limit` of
+    the union is among the newest `limit` of every code it lists, so merging those short
+    lists gives the same answer. Only the winners' JSON is read.
+    """
+    if limit <= 0:
+        return []
+    wanted = _codes_under(conn, prefix) if prefix else list(dict.fromkeys(codes))
+    newest: dict[int, str] = {}
+    for code in wanted:
+        rows = conn.execute(
+            "SELECT feed_date, record_rowid FROM record_categories WHERE code = ? "
+            "ORDER BY feed_date DESC, record_rowid DESC LIMIT ?",
+            (code, limit),
+        )
+        for day, rowid in rows:
+            newest[int(rowid)] = str(day)
+    top = sorted(newest.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)[:limit]
+    if not top:
+        return []
     join = (
         " LEFT JOIN work_records wr ON wr.record_key = r.key"
         if _has(conn, "work_records") else ""
     )
     wid = "COALESCE('W' || wr.work_id, r.key)" if join else "r.key"
+    rowids = [rowid for rowid, _ in top]
     # Only fixed SQL fragments and placeholders are interpolated below.
-    sql = f"SELECT DISTINCT {wid}, r.data, rc.feed_date FROM record_categories rc JOIN records r ON r.rowid = rc.record_rowid{join} WHERE {where} ORDER BY rc.feed_date DESC, rc.record_rowid DESC LIMIT ?"  # noqa: S608
-    return [(w, decode_record(d)) for w, d, _ in conn.execute(sql, [*args, limit])]
+    sql = f"SELECT r.rowid, {wid}, r.data FROM records r{join} WHERE r.rowid IN ({_marks(len(rowids))})"  # noqa: S608
+    found = {int(rowid): (str(w), d) for rowid, w, d in conn.execute(sql, rowids)}
+    return [(found[r][0], decode_record(found[r][1])) for r in rowids if r in found]
+
+
+def _codes_under(conn: sqlite3.Connection, prefix: str) -> list[str]:
+    """The distinct codes starting with `prefix`, by a skip scan of the key (one index
+    look-up per code, not one row visit per record)."""
+    end = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+    out: list[str] = []
+    code = conn.execute(
+        "SELECT MIN(code) FROM record_categories WHERE code >= ? AND code < ?", (prefix, end)
+    ).fetchone()[0]
+    while code is not None:
+        out.append(str(code))
+        code = conn.execute(
+            "SELECT MIN(code) FROM record_categories WHERE code > ? AND code < ?", (code, end)
+        ).fetchone()[0]
+    return out
