@@ -75,8 +75,17 @@ def latency(db: Path, n: int, cache: bool) -> None:
                "quantum error correction", "reinforcement learning robot", "author:zhang",
                "cat:cs.CV segmentation", "title:transformer year:2025..2026", "contrastive learning",
                "speech recognition"]
+    # Subject pages: the archives and the busiest categories of the store (an archive page
+    # merges the newest records of all its codes).
+    index = c.get("/subjects.json").json()
+    archives = [a["code"] for g in index["groups"] for a in g["archives"] if len(a["categories"]) > 1]
+    busiest = sorted(
+        ((cat["count"], cat["code"]) for g in index["groups"] for a in g["archives"]
+         for cat in a["categories"]), reverse=True)
+    subjects = archives + [code for _, code in busiest[:30]]
     rng = random.Random(7)
     pages = {
+        "subject": lambda: f"/subjects/{rng.choice(subjects)}",
         "daily": lambda: f"/?day={rng.choice(days)}",
         "paper": lambda: f"/papers/{rng.choice(works)}",
         "author": lambda: f"/authors/{rng.choice(authors)}",

@@ -73,3 +73,27 @@ def test_codes_under_lists_each_code_of_an_archive_once(feed_db: Path) -> None:
     want = [c for (c,) in conn.execute(
         "SELECT DISTINCT code FROM record_categories WHERE code LIKE 'cs.%' ORDER BY code")]
     assert q._codes_under(conn, "cs.") == want and len(want) > 10
+
+
+def test_subject_counts_follow_new_records(tmp_path: Path) -> None:
+    """The counts cache is keyed by the store's highest seq/rowid: a new ingest or a
+    newer ingest must show in the next page's counts."""
+    from paperdesk.catalog import subject_counts
+
+    with gzip.open(shared_file(FEED), "rb") as f:
+        lines = list(islice(f, 1500))
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_bytes(b"".join(lines[:1000]))
+    second.write_bytes(b"".join(lines[1000:]))
+    with open_store(tmp_path / "s.db") as store:
+        ingest_paths(store, [first], workers=0)
+        before = subject_counts(store)
+        assert sum(before.values()) >= 1000
+        assert subject_counts(store) == before  # cached, unchanged
+        ingest_paths(store, [second], workers=0)
+        after = subject_counts(store)
+        conn = store.conn
+        want = {c: n for c, n in conn.execute(
+            "SELECT code, COUNT(*) FROM record_categories GROUP BY code")}
+        assert sum(after.values()) > sum(before.values())
+        assert after.get("cs.LG") == want.get("cs.LG")

@@ -130,8 +130,15 @@ def code_counts(conn: sqlite3.Connection) -> dict[str, int]:
 
 
 def data_version(conn: sqlite3.Connection) -> tuple[int, int]:
-    """Changes whenever records change: a cheap key for caching derived counts."""
-    row = conn.execute("SELECT COALESCE(MAX(seq), 0), COUNT(*) FROM records").fetchone()
+    """Changes whenever records change: a cheap key for caching derived counts.
+
+    Every insert and update of a record bumps its `seq` past the store's highest and records
+    are never deleted, so the highest `seq` and rowid (two index look-ups) say it; a COUNT(*)
+    here scanned the whole table on every subject page (7 ms at 100k records)."""
+    row = conn.execute(
+        "SELECT COALESCE((SELECT MAX(seq) FROM records), 0),"
+        " COALESCE((SELECT MAX(rowid) FROM records), 0)"
+    ).fetchone()
     return int(row[0]), int(row[1])
 
 
