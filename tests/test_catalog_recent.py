@@ -76,8 +76,8 @@ def test_codes_under_lists_each_code_of_an_archive_once(feed_db: Path) -> None:
 
 
 def test_subject_counts_follow_new_records(tmp_path: Path) -> None:
-    """The counts cache is keyed by the store's highest seq/rowid: a new ingest or a
-    newer ingest must show in the next page's counts."""
+    """The counts cache is keyed by the store's highest seq/rowid: a newer ingest must
+    show in the next page's counts."""
     from paperdesk.catalog import subject_counts
 
     with gzip.open(shared_file(FEED), "rb") as f:
