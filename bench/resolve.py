@@ -247,16 +247,7 @@ def run_child(db: Path, stages: str) -> dict:
     for line in proc.stdout:  # each stage's figures as soon as it ends
         rep.update(orjson.loads(line))
         show_stages(rep, list(orjson.loads(line)))
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    if status != 0:
-        raise SystemExit(f"resolve failed with status {status}")
-    rep["total"] = {
-        "wall": wall,
-        "cpu": usage.ru_utime + usage.ru_stime,
-        "peak_rss_gib": usage.ru_maxrss / 2**20,
-        "load_at_start": load0,
-    }
+    rep["total"] = _wait_total(proc, t0, load0, "resolve")
     return rep
 
 
@@ -271,18 +262,25 @@ def run_cli(db: Path) -> dict:
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE)
     assert proc.stdout is not None
     out = proc.stdout.read()
-    _, status, usage = os.wait4(proc.pid, 0)  # its CPU and RSS (with its own children)
+    total = _wait_total(proc, t0, load0, "paperdesk resolve")
+    rep = orjson.loads(out)
+    rep["total"] = total
+    return rep
+
+
+def _wait_total(proc: subprocess.Popen, t0: float, load0: float, what: str) -> dict:
+    """Wait for a timed child; its whole wall time from `t0`, its CPU and peak RSS (its own
+    children included, from wait4), and the load average when it started."""
+    _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     if status != 0:
-        raise SystemExit(f"paperdesk resolve failed with status {status}")
-    rep = orjson.loads(out)
-    rep["total"] = {
+        raise SystemExit(f"{what} failed with status {status}")
+    return {
         "wall": wall,
         "cpu": usage.ru_utime + usage.ru_stime,
         "peak_rss_gib": usage.ru_maxrss / 2**20,
         "load_at_start": load0,
     }
-    return rep
 
 
 def show_cli(rep: dict) -> None:
