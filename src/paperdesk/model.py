@@ -114,20 +114,3 @@ class SourceRecord(msgspec.Struct):
         if raw:
             d["raw"] = self.raw.decode("utf-8", errors="replace")
         return d
-
-
-def record_from_dict(d: dict[str, Any]) -> SourceRecord:
-    """Inverse of `SourceRecord.to_dict` (ignores unknown keys such as `key`)."""
-    d = dict(d)
-    d.pop("key", None)
-    raw = d.pop("raw", b"")
-    authors = [Author(**a) for a in d.pop("authors", [])]
-    versions = [Version(**v) for v in d.pop("versions", [])]
-    known = SourceRecord.__struct_fields__
-    rest = {k: v for k, v in d.items() if k in known}
-    return SourceRecord(
-        raw=raw.encode() if isinstance(raw, str) else raw,
-        authors=authors,
-        versions=versions,
-        **rest,
-    )

@@ -126,33 +126,12 @@ def block_counts(conn: sqlite3.Connection, blocks: Iterable[str]) -> dict[str, i
     return _counts_by(conn, "block", "COUNT(*)", blocks)
 
 
-def delete_signatures(conn: sqlite3.Connection, sig_ids: Iterable[str]) -> None:
-    for chunk in _chunks(sorted(set(sig_ids))):
-        conn.execute(
-            f"DELETE FROM author_signatures WHERE sig_id IN ({_marks(len(chunk))})",  # noqa: S608
-            list(chunk),
-        )
-
-
 def delete_signatures_of_records(conn: sqlite3.Connection, keys: Iterable[str]) -> None:
     for chunk in _chunks(sorted(set(keys))):
         conn.execute(
             f"DELETE FROM author_signatures WHERE record_key IN ({_marks(len(chunk))})",  # noqa: S608
             list(chunk),
         )
-
-
-def put_signatures(conn: sqlite3.Connection, rows: Iterable[SignatureRow]) -> None:
-    conn.executemany(
-        f"INSERT OR REPLACE INTO author_signatures ({_SIG_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",  # noqa: S608
-        [
-            (
-                r.sig_id, r.record_key, r.position, r.name, r.name_folded, r.block,
-                r.author_id, r.given,
-            )
-            for r in rows
-        ],
-    )
 
 
 @dataclass
