@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import random
+import sqlite3
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -594,3 +595,125 @@ def test_day_in_workers_gives_the_one_process_day(
         if not curate:
             assert solved[0] is not None  # the day really ran in the workers
         assert workers == serial
+
+
+# -- author_names: the name and block look-ups equal what the signature indexes answered --
+
+
+def assert_names_exact(conn: sqlite3.Connection) -> None:
+    """`author_names` / `author_blocks` hold exactly the signatures' (name, profile) and
+    (block, profile) counts, and every look-up they serve answers what the dropped
+    indexes on `author_signatures(name_folded)` and `(block)` answered (the same queries
+    over the table itself)."""
+    q = conn.execute
+    for table, column in (("author_names", "name_folded"), ("author_blocks", "block")):
+        assert sorted(q(f"SELECT {column}, author_id, n FROM {table}")) == sorted(  # noqa: S608
+            q(f"SELECT {column}, author_id, COUNT(*) FROM author_signatures"  # noqa: S608
+              f" GROUP BY {column}, author_id")
+        )
+    names = [r[0] for r in q("SELECT DISTINCT name_folded FROM author_signatures")]
+    blocks = [r[0] for r in q("SELECT DISTINCT block FROM author_signatures")]
+    assert db.name_counts(conn, [*names, "nobody here"]) == dict(
+        q("SELECT name_folded, COUNT(*) FROM author_signatures GROUP BY name_folded")
+    )
+    assert db.block_counts(conn, blocks) == dict(
+        q("SELECT block, COUNT(*) FROM author_signatures GROUP BY block")
+    )
+    for name in names:
+        assert db.profiles_by_name(conn, name) == [
+            r[0] for r in q(
+                "SELECT s.author_id FROM author_signatures s JOIN author_profiles p"
+                " ON p.author_id = s.author_id WHERE s.name_folded = ? GROUP BY s.author_id"
+                " ORDER BY MAX(p.n_records) DESC, s.author_id LIMIT 50", (name,)
+            )
+        ]
+    for word in ("liu", "finn", "j", "zz"):
+        assert db.search_profiles(conn, [word]) == [
+            r[0] for r in q(
+                "SELECT s.author_id FROM author_signatures s JOIN author_profiles p"
+                " ON p.author_id = s.author_id WHERE s.name_folded LIKE ? GROUP BY s.author_id"
+                " ORDER BY MAX(p.n_records) DESC, s.author_id LIMIT 50", (f"%{word}%",)
+            )
+        ]
+    some = blocks[::3]
+    assert [tuple(vars(r).values()) for r in db.signatures_in_blocks(conn, some)] == q(
+        "SELECT sig_id, record_key, position, name, name_folded, block, author_id, given"  # noqa: S608
+        f" FROM author_signatures WHERE block IN ({','.join('?' * len(some))})"
+        " ORDER BY record_key, position", some
+    ).fetchall()
+
+
+def test_author_names_stay_exact_under_every_write(openreview: LabelledSet, tmp_path: Path) -> None:
+    """Full run, incremental days, a re-ingested record that lost an author, and author
+    merge / split / claim (each re-clusters blocks and moves stored signatures): after
+    each, the name and block counts equal a recount and their look-ups the old indexes'."""
+    from msgspec.structs import replace
+
+    recs = _records(openreview, {"Jun Liu", "Chelsea Finn", "Yang Liu", "Jian Zhang"})
+    order = list(recs)
+    random.Random(5).shuffle(order)
+    cut = int(len(order) * 0.7)
+    store = open_store(tmp_path / "n.db")
+    conn = store.conn
+    store.put_records(order[:cut], origin="test")
+    resolve_authors(store)
+    assert_names_exact(conn)
+    first = order[0]
+    day = [*order[cut:], replace(first, authors=first.authors[:-1], raw=first.raw + b" changed")]
+    store.put_records(day, origin="test")
+    assert resolve_authors(store).records == len(day)
+    assert_names_exact(conn)
+
+    def top(block: str, k: int = 0) -> str:
+        return str(conn.execute(
+            "SELECT author_id FROM author_profiles WHERE block = ?"
+            " ORDER BY n_signatures DESC, author_id LIMIT 1 OFFSET ?", (block, k)
+        ).fetchone()[0])
+
+    merge_authors(store, top("liu j"), top("liu y"), who="test")  # joins two blocks
+    assert_names_exact(conn)
+    finn = top("finn c")
+    keys = [r.record_key for r in db.signatures_of_author(conn, finn)]
+    split_author(store, finn, keys[:2], who="test")
+    assert_names_exact(conn)
+    pos = next(r.position for r in db.signatures_of_records(conn, [keys[0]]) if r.block == "finn c")
+    claim_record(store, top("finn c", 1), keys[0], position=pos, who="test")
+    assert_names_exact(conn)
+    resolve_authors(store, full=True)
+    assert_names_exact(conn)
+    store.close()
+
+
+def test_author_names_migration_counts_an_old_store(openreview: LabelledSet, tmp_path: Path) -> None:
+    """A store resolved before migration 037 (signature indexes on name and block, no
+    `author_names` / `author_blocks`) gets them counted from its signatures on open, and
+    its day then resolves exactly as on a store that had them from the start."""
+    recs = _records(openreview, {"Jun Liu", "Chelsea Finn", "Sergey Levine"})
+    path = tmp_path / "old.db"
+    store = open_store(path)
+    store.put_records(recs[:-8], origin="test")
+    resolve_authors(store)
+    conn = store.conn
+    conn.executescript(
+        "DROP TABLE author_names; DROP TABLE author_blocks;"
+        " CREATE INDEX author_signatures_block ON author_signatures(block);"
+        " CREATE INDEX author_signatures_name ON author_signatures(name_folded);"
+        " DELETE FROM migrations WHERE name = '037_author_names.sql';"
+    )
+    store.close()
+    reference = open_store(tmp_path / "new.db")
+    reference.put_records(recs[:-8], origin="test")
+    resolve_authors(reference)
+    store = open_store(path)
+    conn = store.conn
+    indexes = {r[1] for r in conn.execute("PRAGMA index_list(author_signatures)")}
+    assert "author_signatures_name" not in indexes and "author_signatures_block" not in indexes
+    assert_names_exact(conn)
+    for s in (store, reference):
+        s.put_records(recs[-8:], origin="test")
+        resolve_authors(s)
+    assert_names_exact(conn)
+    sql = "SELECT * FROM author_signatures ORDER BY sig_id"
+    assert conn.execute(sql).fetchall() == reference.conn.execute(sql).fetchall()
+    store.close()
+    reference.close()

@@ -8,6 +8,7 @@ stage and the CLI call these functions with the store's connection. Tables come 
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -65,7 +66,7 @@ def _signatures_where(
     conn: sqlite3.Connection, column: str, values: Iterable[str]
 ) -> list[SignatureRow]:
     """Signature rows whose `column` (one of our own column names) is in `values`."""
-    assert column in {"block", "sig_id", "record_key"}
+    assert column in {"sig_id", "record_key"}
     out: list[SignatureRow] = []
     for chunk in _chunks(sorted(set(values))):
         rows = conn.execute(
@@ -78,7 +79,31 @@ def _signatures_where(
 
 
 def signatures_in_blocks(conn: sqlite3.Connection, blocks: Iterable[str]) -> list[SignatureRow]:
-    return _signatures_where(conn, "block", blocks)
+    """The signatures written in these blocks: the profiles that have signatures in them
+    (`author_blocks`), then those profiles' signatures of these blocks. In the order the
+    block index gave them before migration 037: per chunk of 500 sorted blocks, by
+    record key and position."""
+    chunk_of = {b: k // _CHUNK for k, b in enumerate(sorted(set(blocks)))}
+    authors: set[str] = set()
+    for chunk in _chunks(list(chunk_of)):
+        authors.update(
+            r[0]
+            for r in conn.execute(
+                "SELECT DISTINCT author_id FROM author_blocks"  # noqa: S608
+                f" WHERE block IN ({_marks(len(chunk))})",
+                list(chunk),
+            )
+        )
+    out: list[SignatureRow] = []
+    for chunk in _chunks(sorted(authors)):
+        rows = conn.execute(
+            f"SELECT {_SIG_COLS} FROM author_signatures"  # noqa: S608
+            f" WHERE author_id IN ({_marks(len(chunk))})",
+            list(chunk),
+        )
+        out.extend(SignatureRow(*r) for r in rows if r[5] in chunk_of)
+    out.sort(key=lambda r: (chunk_of[r.block], r.record_key, r.position))
+    return out
 
 
 def signatures_by_id(conn: sqlite3.Connection, sig_ids: Iterable[str]) -> list[SignatureRow]:
@@ -102,15 +127,17 @@ def count_signatures(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT COUNT(*) FROM author_signatures").fetchone()[0])
 
 
-def _counts_by(conn: sqlite3.Connection, column: str, count: str, keys: Iterable[str]) -> dict[str, int]:
-    """`count` of signatures per value of `column`, for the given values only (chunked so
-    that no statement exceeds SQLite's variable limit). Column and aggregate are ours,
-    never user input; the values are bound parameters."""
+def _counts_by(
+    conn: sqlite3.Connection, table: str, column: str, count: str, keys: Iterable[str]
+) -> dict[str, int]:
+    """`count` per value of `column` of `table`, for the given values only (chunked so
+    that no statement exceeds SQLite's variable limit). Table, column and aggregate are
+    ours, never user input; the values are bound parameters."""
     out: dict[str, int] = {}
     for chunk in _chunks(sorted(set(keys))):
         out.update(
             conn.execute(
-                f"SELECT {column}, {count} FROM author_signatures"  # noqa: S608
+                f"SELECT {column}, {count} FROM {table}"  # noqa: S608
                 f" WHERE {column} IN ({_marks(len(chunk))}) GROUP BY {column}",
                 list(chunk),
             ).fetchall()
@@ -119,19 +146,79 @@ def _counts_by(conn: sqlite3.Connection, column: str, count: str, keys: Iterable
 
 
 def name_counts(conn: sqlite3.Connection, names: Iterable[str]) -> dict[str, int]:
-    return _counts_by(conn, "name_folded", "COUNT(*)", names)
+    """Signatures per folded name."""
+    return _counts_by(conn, "author_names", "name_folded", "SUM(n)", names)
 
 
 def block_counts(conn: sqlite3.Connection, blocks: Iterable[str]) -> dict[str, int]:
-    return _counts_by(conn, "block", "COUNT(*)", blocks)
+    """Signatures per block."""
+    return _counts_by(conn, "author_blocks", "block", "SUM(n)", blocks)
+
+
+# -- author_names / author_blocks: a profile's signatures per name and per block ----------
+
+NameKey = tuple[str, str, str]
+"""(name_folded, author_id, block) of a signature."""
+
+_COUNTED = {"author_names": "name_folded", "author_blocks": "block"}
+
+
+def _names_change(conn: sqlite3.Connection, deltas: dict[NameKey, int]) -> None:
+    """Add `deltas` (signatures gained, or lost when negative) to `author_names` and
+    `author_blocks`; a row left without signatures goes."""
+    for table, column in _COUNTED.items():
+        by: Counter[tuple[str, str]] = Counter()
+        for (folded, aid, block), d in deltas.items():
+            by[(folded if column == "name_folded" else block, aid)] += d
+        changed = sorted((k, d) for k, d in by.items() if d)
+        conn.executemany(
+            f"INSERT INTO {table} ({column}, author_id, n) VALUES (?, ?, ?)"  # noqa: S608
+            f" ON CONFLICT({column}, author_id) DO UPDATE SET n = n + excluded.n",
+            ((*k, d) for k, d in changed if d > 0),
+        )
+        lost = [(k, d) for k, d in changed if d < 0]
+        conn.executemany(
+            f"UPDATE {table} SET n = n + ? WHERE {column} = ? AND author_id = ?",  # noqa: S608
+            ((d, *k) for k, d in lost),
+        )
+        conn.executemany(
+            f"DELETE FROM {table} WHERE {column} = ? AND author_id = ? AND n <= 0",  # noqa: S608
+            (k for k, _ in lost),
+        )
+
+
+def _names_of(conn: sqlite3.Connection, where: str, args: Sequence[Any]) -> Counter[NameKey]:
+    """Signatures per (name_folded, author_id, block) among the rows `where` selects."""
+    return Counter(
+        {
+            (f, a, b): int(n)
+            for f, a, b, n in conn.execute(
+                "SELECT name_folded, author_id, block, COUNT(*) FROM author_signatures"  # noqa: S608
+                f" WHERE {where} GROUP BY name_folded, author_id, block",
+                list(args),
+            )
+        }
+    )
+
+
+def _names_rebuild(conn: sqlite3.Connection) -> None:
+    """`author_names` and `author_blocks` counted again from every signature (after a
+    bulk write): one sort of the table each instead of a random upsert per row."""
+    for table, column in _COUNTED.items():
+        conn.execute(f"DELETE FROM {table}")  # noqa: S608
+        conn.execute(
+            f"INSERT INTO {table} ({column}, author_id, n)"  # noqa: S608
+            f" SELECT {column}, author_id, COUNT(*) FROM author_signatures"
+            f" GROUP BY {column}, author_id ORDER BY {column}, author_id"
+        )
 
 
 def delete_signatures_of_records(conn: sqlite3.Connection, keys: Iterable[str]) -> None:
     for chunk in _chunks(sorted(set(keys))):
-        conn.execute(
-            f"DELETE FROM author_signatures WHERE record_key IN ({_marks(len(chunk))})",  # noqa: S608
-            list(chunk),
-        )
+        where = f"record_key IN ({_marks(len(chunk))})"
+        gone = _names_of(conn, where, chunk)
+        conn.execute(f"DELETE FROM author_signatures WHERE {where}", list(chunk))  # noqa: S608
+        _names_change(conn, {k: -n for k, n in gone.items()})
 
 
 @dataclass
@@ -192,6 +279,8 @@ def delete_all(conn: sqlite3.Connection) -> None:
     """Every signature, profile and sample (a full run rebuilds them; curations and
     redirects stay)."""
     conn.execute("DELETE FROM author_signatures")
+    conn.execute("DELETE FROM author_names")
+    conn.execute("DELETE FROM author_blocks")
     conn.execute("DELETE FROM author_profiles")
     conn.execute("DELETE FROM author_samples")
 
@@ -364,7 +453,9 @@ def _variants(
 
 def record_counts(conn: sqlite3.Connection, author_ids: Iterable[str]) -> dict[str, int]:
     """Distinct records per profile."""
-    return _counts_by(conn, "author_id", "COUNT(DISTINCT record_key)", author_ids)
+    return _counts_by(
+        conn, "author_signatures", "author_id", "COUNT(DISTINCT record_key)", author_ids
+    )
 
 
 def member_ids(conn: sqlite3.Connection, author_id: str) -> list[str]:
@@ -397,24 +488,26 @@ def stage_put(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None
     conn.executemany("INSERT INTO author_stage VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
 
-_SIG_INDEXES = {
-    "author_signatures_author": "author_id",
-    "author_signatures_block": "block",
-    "author_signatures_name": "name_folded",
-}
+_SIG_INDEXES = {"author_signatures_author": "author_id"}
+
+_STAGED = "sig_id IN (SELECT sig_id FROM author_stage)"
 
 
 def stage_commit(
     conn: sqlite3.Connection, unit_author: Iterable[tuple[int, str]], *, bulk: bool = False
 ) -> None:
-    """Write the staged rows to `author_signatures`, each with its unit's profile id.
-    `bulk` (a full run into an emptied table): the secondary indexes are dropped and
-    built again afterwards, once, by sorting — much cheaper than millions of random
-    index inserts — and rows go in key order, so the key indexes grow at their ends."""
+    """Write the staged rows to `author_signatures`, each with its unit's profile id, and
+    count them in `author_names` / `author_blocks` (less any stored row they replace). `bulk` (a full run
+    into an emptied table): the secondary indexes are dropped and built again
+    afterwards, once, by sorting — much cheaper than millions of random index inserts —
+    rows go in key order, so the key indexes grow at their ends, and the name and block
+    counts are counted once from the whole table."""
     conn.executemany("INSERT INTO author_stage_map VALUES (?, ?)", unit_author)
     if bulk:
         for name in _SIG_INDEXES:
             conn.execute(f"DROP INDEX IF EXISTS {name}")
+    else:
+        _names_change(conn, {k: -n for k, n in _names_of(conn, _STAGED, ()).items()})
     conn.execute(
         f"INSERT OR REPLACE INTO author_signatures ({_SIG_COLS})"  # noqa: S608
         " SELECT s.sig_id, s.record_key, s.position, s.name, s.name_folded, s.block,"
@@ -424,6 +517,9 @@ def stage_commit(
     if bulk:
         for name, column in _SIG_INDEXES.items():
             conn.execute(f"CREATE INDEX IF NOT EXISTS {name} ON author_signatures({column})")
+        _names_rebuild(conn)
+    else:
+        _names_change(conn, _names_of(conn, _STAGED, ()))
     conn.execute("DELETE FROM author_stage")
     conn.execute("DELETE FROM author_stage_map")
 
@@ -524,6 +620,7 @@ def stage_commit_parts(conn: sqlite3.Connection, parts: int) -> None:
     )
     for name, column in _SIG_INDEXES.items():
         conn.execute(f"CREATE INDEX IF NOT EXISTS {name} ON author_signatures({column})")
+    _names_rebuild(conn)
     conn.execute("DELETE FROM author_stage_parts")
     conn.execute(f"PRAGMA threads = {threads}")
 
@@ -560,10 +657,23 @@ def records_of_works(conn: sqlite3.Connection, works: Iterable[str]) -> dict[str
 
 
 def set_authors(conn: sqlite3.Connection, moves: Iterable[tuple[str, str]]) -> None:
-    """(sig_id, author_id): stored signatures that changed profile."""
+    """(sig_id, author_id): stored signatures that changed profile (the last move of a
+    signature named twice wins); their name and block counts move with them."""
+    to = dict(moves)
+    deltas: Counter[NameKey] = Counter()
+    for chunk in _chunks(sorted(to)):
+        for sig, folded, aid, block in conn.execute(
+            "SELECT sig_id, name_folded, author_id, block FROM author_signatures"  # noqa: S608
+            f" WHERE sig_id IN ({_marks(len(chunk))})",
+            list(chunk),
+        ):
+            if to[sig] != aid:
+                deltas[(folded, aid, block)] -= 1
+                deltas[(folded, to[sig], block)] += 1
     conn.executemany(
-        "UPDATE author_signatures SET author_id = ? WHERE sig_id = ?", ((a, s) for s, a in moves)
+        "UPDATE author_signatures SET author_id = ? WHERE sig_id = ?", ((a, s) for s, a in to.items())
     )
+    _names_change(conn, deltas)
 
 
 def add_redirect(conn: sqlite3.Connection, old_id: str, new_id: str) -> None:
@@ -604,7 +714,7 @@ def get_profile_row(conn: sqlite3.Connection, author_id: str) -> dict[str, Any] 
 def profiles_by_name(conn: sqlite3.Connection, name_folded: str, limit: int = 50) -> list[str]:
     """Profiles having a signature written exactly so (folded), most records first."""
     rows = conn.execute(
-        "SELECT s.author_id FROM author_signatures s JOIN author_profiles p"
+        "SELECT s.author_id FROM author_names s JOIN author_profiles p"
         " ON p.author_id = s.author_id WHERE s.name_folded = ?"
         " GROUP BY s.author_id ORDER BY MAX(p.n_records) DESC, s.author_id LIMIT ?",
         (name_folded, limit),
@@ -631,7 +741,7 @@ def search_profiles(conn: sqlite3.Connection, words: Sequence[str], limit: int =
         for w in words
     ]
     rows = conn.execute(
-        "SELECT s.author_id FROM author_signatures s JOIN author_profiles p"  # noqa: S608
+        "SELECT s.author_id FROM author_names s JOIN author_profiles p"  # noqa: S608
         f" ON p.author_id = s.author_id WHERE {cond}"
         " GROUP BY s.author_id ORDER BY MAX(p.n_records) DESC, s.author_id LIMIT ?",
         [*args, limit],
