@@ -55,7 +55,10 @@ def old_layout_db(db: Path, feed: Path, n: int) -> None:
     conn.close()
 
 
-def test_payload_digest_migration_keeps_every_payload(tmp_path: Path) -> None:
+def test_payload_migrations_keep_every_payload(tmp_path: Path) -> None:
+    """003 (the UNIQUE text hash replaced by an integer digest index) then 006 (payloads
+    found by their record: the digest column and its index dropped) on a store of the
+    first layout: every payload row byte for byte, and every payload still recognised."""
     feed = shared_file(FEED)
     db = tmp_path / "old.db"
     old_layout_db(db, feed, 400)
@@ -69,15 +72,17 @@ def test_payload_digest_migration_keeps_every_payload(tmp_path: Path) -> None:
         after = conn.execute(PAYLOADS + " ORDER BY id").fetchall()
         assert after == before  # ids, owners, hashes and bodies byte for byte
         assert conn.execute("SELECT * FROM records ORDER BY rowid").fetchall() == records_before
-        for digest, sha in conn.execute("SELECT digest, sha256 FROM payloads"):
-            assert digest == digest_key(sha)
+        columns = [r[1] for r in conn.execute("PRAGMA table_info(payloads)")]
+        assert columns == ["id", "record_rowid", "sha256", "format", "origin", "received_at", "body"]
         indexes = {r[1] for r in conn.execute("PRAGMA index_list(payloads)")}
-        assert indexes == {"payloads_digest", "payloads_record"}  # the text UNIQUE index is gone
+        assert indexes == {"payloads_record"}  # neither the text UNIQUE nor the digest index
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
 
-        hashes = [h for _, _, h, *_ in before]
-        assert store.known_payloads(hashes) == set(hashes)
+        key_of = {rowid: key for rowid, key, *_ in records_before}
+        pairs = {(key_of[rowid], h) for _, rowid, h, *_ in before}
+        assert len(pairs) == 401
+        assert store.known_payloads(pairs) == pairs
         first_key = records_before[0][1]
         assert store.get_record(first_key).raw == before[1][-1]  # the newest payload
         assert [p["body"] for p in store.record_payloads(first_key)] == [
@@ -94,23 +99,22 @@ def test_payload_digest_migration_keeps_every_payload(tmp_path: Path) -> None:
         assert store.count_records() == 450
 
 
-def test_prefix_collision_is_told_apart_by_the_full_hash(tmp_path: Path) -> None:
-    """Two payloads whose hashes share the first 8 bytes: the look-up key collides, and
-    `known_payloads` still answers by the whole hash."""
+def test_a_payload_is_known_only_to_its_own_record(tmp_path: Path) -> None:
+    """`known_payloads` answers by (record key, whole hash): the same hash asked for another
+    key, or another hash for the same key (a new version), is not known."""
     with open_store(tmp_path / "p.db") as store:
-        a = "00112233445566778899" + "a" * 44
-        b = "00112233445566778899" + "b" * 44
-        assert digest_key(a) == digest_key(b)
+        a, b = "a" * 64, "b" * 64
         store.conn.execute(
             "INSERT INTO records (rowid, key, source, source_id, data, created_at, modified_at)"
             " VALUES (1, 'x:1', 'x', '1', '{}', 'now', 'now')"
         )
         store.conn.execute(
-            "INSERT INTO payloads (record_rowid, digest, sha256, format, received_at, body)"
-            " VALUES (1, ?, ?, 'test', 'now', x'00')",
-            (digest_key(a), a),
+            "INSERT INTO payloads (record_rowid, sha256, format, received_at, body)"
+            " VALUES (1, ?, 'test', 'now', x'00')",
+            (a,),
         )
-        assert store.known_payloads([a, b]) == {a}
+        asked = [("x:1", a), ("x:1", b), ("x:2", a), ("y:1", b)]
+        assert store.known_payloads(asked) == {("x:1", a)}
         assert digest_key("f" * 64) == -1 and digest_key("7" + "f" * 63) == 2**63 - 1
 
 

@@ -1,8 +1,9 @@
 """parse -> normalise -> store, for files and for harvested pages.
 
 Guarantees (tested in tests/test_ingest*.py):
-- idempotent: a payload already stored (same sha256) is skipped before normalisation, and a
-  file ingested to the end is recognised by its digest and skipped whole;
+- idempotent: a payload its record already holds (same key, same sha256) is skipped before
+  normalisation, and a file ingested to the end is recognised by its digest and skipped
+  whole;
 - durable: each batch (records + raw payloads + rejects + checkpoint) is one transaction;
   a killed run leaves whole batches only and the next run resumes without duplicates;
 - honest about bad input: every rejected record is named (file, record number, reason);
@@ -95,18 +96,21 @@ class IngestReport:
 
 def prepare_batch(
     items: Sequence[SourceRecord | ParseError],
-    known: Callable[[Sequence[str]], set[str]],
+    known: Callable[[list[tuple[str, str]]], set[tuple[str, str]]],
     *,
     origin: str,
     first_record_no: int = 1,
 ) -> list[Row | Reject | str]:
     """Normalise and encode parser output, in order: each item becomes a store row or a
-    Reject naming its record. A payload that `known(digests)` says is already stored
-    becomes just its digest: no normalising, encoding or shipping between processes — that
-    is what makes re-ingesting fast. Each payload is hashed once. Safe to run in a worker
+    Reject naming its record. A payload that `known((key, digest) pairs)` says its record
+    already holds becomes just its digest: no normalising, encoding or shipping between
+    processes — that is what makes re-ingesting fast. The parser's key is final (`finish`
+    never changes source or id). Each payload is hashed once. Safe to run in a worker
     process (`known` then asks a read-only connection)."""
     digests = [payload_hash(x.raw) if isinstance(x, SourceRecord) else "" for x in items]
-    stored = known([d for d in digests if d])
+    stored = known(
+        [(x.key, d) for x, d in zip(items, digests, strict=True) if isinstance(x, SourceRecord)]
+    )
     out: list[Row | Reject | str] = []
     for i, item in enumerate(items):
         err: ParseError
@@ -114,7 +118,7 @@ def prepare_batch(
             err = item
         else:
             digest = digests[i]
-            if digest in stored:
+            if (item.key, digest) in stored:
                 out.append(digest)
                 continue
             try:

@@ -16,7 +16,7 @@ import os
 import sqlite3
 import sys
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from multiprocessing.pool import AsyncResult, Pool
 from typing import BinaryIO
 
@@ -91,14 +91,14 @@ def usable(parser_name: str, head: bytes, db_path: str) -> bool:
 def _init(db_path: str) -> None:
     global _ro
     _ro = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, check_same_thread=False)
-    # Each chunk looks up ~2,000 random payload digests: keep the digest index (~14 MB at a
-    # million records) cached instead of re-reading its pages with the default 2 MB cache.
+    # Each chunk looks up ~2,000 record keys and their payloads: keep the index pages it
+    # reads cached instead of re-reading them with the default 2 MB cache.
     _ro.execute("PRAGMA cache_size=-32768")
 
 
-def _known(hashes: Sequence[str]) -> set[str]:
+def _known(pairs: list[tuple[str, str]]) -> set[tuple[str, str]]:
     assert _ro is not None
-    return known_payloads(_ro, hashes)
+    return known_payloads(_ro, pairs)
 
 
 def _work(parser_name: str, origin: str, first_no: int, data: bytes) -> list[Row | Reject | str]:

@@ -40,8 +40,9 @@ class Store(Protocol):
     def close(self) -> None: ...
 
     # -- source records --
-    def known_payloads(self, hashes: Sequence[str]) -> set[str]:
-        """The subset of payload hashes (sha256 hex of raw bytes) already stored."""
+    def known_payloads(self, pairs: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
+        """The subset of (record key, payload sha256 hex) pairs whose record already holds
+        that payload."""
         ...
 
     def put_records(

@@ -52,23 +52,38 @@ def payload_hash(raw: bytes) -> str:
 
 
 def digest_key(sha256_hex: str) -> int:
-    """The `payloads.digest` look-up key of a payload hash: its first 8 bytes as a signed
-    big-endian int64 (SQLite's integer). Random, like the hash, but an 8-byte index entry
-    instead of a 64-character one; `known_payloads` compares the full hash."""
+    """The first 8 bytes of a payload hash as a signed big-endian int64: the key of the
+    `payloads.digest` column that migration 003 added and 006 dropped (kept for 003, which
+    an old store still runs on its way to 006)."""
     return int.from_bytes(bytes.fromhex(sha256_hex[:16]), "big", signed=True)
 
 
-def known_payloads(conn: sqlite3.Connection, hashes: Sequence[str]) -> set[str]:
-    """The subset of `hashes` (sha256 hex) stored in `payloads`, on any connection (the
-    ingest workers ask on read-only ones)."""
-    found: set[str] = set()
-    wanted = set(hashes)
-    keys = list({digest_key(h) for h in wanted})
+_KNOWN_SQL = (
+    "SELECT r.key, p.sha256 FROM records r JOIN payloads p ON p.record_rowid = r.rowid"
+    " WHERE r.key IN ({})"
+)
+
+
+def known_payloads(
+    conn: sqlite3.Connection, pairs: Iterable[tuple[str, str]]
+) -> set[tuple[str, str]]:
+    """The subset of `(record key, payload sha256 hex)` pairs whose record holds that
+    payload, on any connection (the ingest workers ask on read-only ones).
+
+    Asked by key because a payload belongs to the record its parser made of it: the
+    record's key is final before normalising (`finish` never changes source or id), the
+    `records` key index is written nearly in order (new ids arrive in order) and a
+    record's payloads sit together in `payloads_record`. A random digest index, written at
+    a random place for every payload, was the one index that a bulk ingest rewrote nearly
+    whole in every transaction (migration 006)."""
+    wanted = set(pairs)
+    keys = list({k for k, _ in wanted})
+    found: set[tuple[str, str]] = set()
     for i in range(0, len(keys), 500):
         chunk = keys[i : i + 500]
         marks = ",".join("?" * len(chunk))
-        sql = f"SELECT sha256 FROM payloads WHERE digest IN ({marks})"  # noqa: S608
-        found.update(h for (h,) in conn.execute(sql, chunk) if h in wanted)
+        sql = _KNOWN_SQL.format(marks)
+        found.update(pair for pair in conn.execute(sql, chunk) if pair in wanted)
     return found
 
 
@@ -297,8 +312,8 @@ class SQLiteStore:
         return _Tx(self.conn)
 
     # -- records ---------------------------------------------------------------------
-    def known_payloads(self, hashes: Sequence[str]) -> set[str]:
-        return known_payloads(self.conn, hashes)
+    def known_payloads(self, pairs: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
+        return known_payloads(self.conn, pairs)
 
     def put_records(
         self,
@@ -330,8 +345,10 @@ class SQLiteStore:
         result = PutResult()
         stamp = now()
         with self.transaction():
-            known = self.known_payloads([r[ROW_DIGEST] for r in rows])
             existing = self._existing({r[0] for r in rows})
+            # (key, payload) pairs stored: asked only for records already stored (a fresh
+            # record has none), and grown as the batch goes (a payload twice in one batch).
+            known = self._payloads_of({rowid: key for key, (rowid, _) in existing.items()})
             seq = self._next_seq()
             next_rowid = int(
                 self.conn.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM records").fetchone()[0]
@@ -341,12 +358,11 @@ class SQLiteStore:
             stored_of: dict[int, SourceRecord] = {}  # ... and as they were stored
             payload_rows: list[tuple[Any, ...]] = []
             for row in rows:
-                digest = row[ROW_DIGEST]
-                if digest in known:
+                key, digest = row[0], row[ROW_DIGEST]
+                if (key, digest) in known:
                     result.unchanged += 1
                     continue
-                known.add(digest)
-                key = row[0]
+                known.add((key, digest))
                 if key in fresh:  # a second version of a record new in this batch
                     rowid, first = fresh[key]
                     merged = merge_records(_row_record(first), _row_record(row))
@@ -370,7 +386,7 @@ class SQLiteStore:
                     result.inserted += 1
                     result.keys.append(key)
                 payload_rows.append(
-                    (rowid, digest_key(digest), digest, row[ROW_FORMAT], origin, stamp, row[ROW_RAW])
+                    (rowid, digest, row[ROW_FORMAT], origin, stamp, row[ROW_RAW])
                 )
             self.conn.executemany(
                 "INSERT INTO records (rowid, key, source, source_id, data, title, year, doi,"
@@ -413,8 +429,8 @@ class SQLiteStore:
             )
             self.conn.executemany(
                 "INSERT INTO payloads"
-                " (record_rowid, digest, sha256, format, origin, received_at, body)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                " (record_rowid, sha256, format, origin, received_at, body)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
                 payload_rows,
             )
             self._add_rejects(rejects, stamp)
@@ -425,6 +441,20 @@ class SQLiteStore:
     def _next_seq(self) -> int:
         row = self.conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM records").fetchone()
         return int(row[0])
+
+    def _payloads_of(self, keys_by_rowid: dict[int, str]) -> set[tuple[str, str]]:
+        """(record key, payload sha256) of every payload of the given stored records."""
+        out: set[tuple[str, str]] = set()
+        rowids = list(keys_by_rowid)
+        for i in range(0, len(rowids), 500):
+            chunk = rowids[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            for rowid, sha in self.conn.execute(
+                f"SELECT record_rowid, sha256 FROM payloads WHERE record_rowid IN ({marks})",  # noqa: S608
+                chunk,
+            ):
+                out.add((keys_by_rowid[rowid], sha))
+        return out
 
     def _existing(self, keys: set[str]) -> dict[str, tuple[int, SourceRecord]]:
         out: dict[str, tuple[int, SourceRecord]] = {}
