@@ -602,9 +602,9 @@ def test_day_in_workers_gives_the_one_process_day(
 
 def assert_names_exact(conn: sqlite3.Connection) -> None:
     """`author_names` / `author_blocks` hold exactly the signatures' (name, profile) and
-    (block, profile) counts, and every look-up they serve answers what the dropped
-    indexes on `author_signatures(name_folded)` and `(block)` answered (the same queries
-    over the table itself)."""
+    (block, profile) counts, `author_members` every profile's signature ids, and every
+    look-up they serve answers what the dropped indexes on `author_signatures(name_folded)`,
+    `(block)` and `(author_id)` answered (the same queries over the table itself)."""
     q = conn.execute
     for table, column in (("author_names", "name_folded"), ("author_blocks", "block")):
         assert sorted(q(f"SELECT {column}, author_id, n FROM {table}")) == sorted(  # noqa: S608
@@ -635,6 +635,25 @@ def assert_names_exact(conn: sqlite3.Connection) -> None:
                 " ORDER BY MAX(p.n_records) DESC, s.author_id LIMIT 50", (f"%{word}%",)
             )
         ]
+    members = {a: sorted(ids) for a, ids in db._members(conn, profiles).items()} if (
+        profiles := [r[0] for r in q("SELECT DISTINCT author_id FROM author_signatures")]
+    ) else {}
+    assert members == {
+        a: [i for (i,) in q("SELECT id FROM author_signatures WHERE author_id = ? ORDER BY id", (a,))]
+        for a in profiles
+    }
+    assert q("SELECT COUNT(*) FROM author_members").fetchone()[0] == len(profiles)
+    for aid in profiles:
+        old = q(
+            "SELECT sig_id, record_key, position, name, name_folded, block, author_id, given"
+            " FROM author_signatures WHERE author_id = ? ORDER BY record_key, position", (aid,)
+        ).fetchall()
+        assert [tuple(vars(r).values()) for r in db.signatures_of_author(conn, aid)] == old
+        assert db.member_ids(conn, aid) == sorted(r[0] for r in old)
+    assert db.record_counts(conn, [*profiles, "a-nobody"]) == dict(
+        q("SELECT author_id, COUNT(DISTINCT record_key) FROM author_signatures GROUP BY author_id")
+    )
+    assert list(db.name_variants_by_author(conn, profiles)) == list(db.name_variants_by_author(conn))
     some = blocks[::3]
     assert [tuple(vars(r).values()) for r in db.signatures_in_blocks(conn, some)] == q(
         "SELECT sig_id, record_key, position, name, name_folded, block, author_id, given"  # noqa: S608
@@ -685,21 +704,32 @@ def test_author_names_stay_exact_under_every_write(openreview: LabelledSet, tmp_
 
 
 def test_author_names_migration_counts_an_old_store(openreview: LabelledSet, tmp_path: Path) -> None:
-    """A store resolved before migration 037 (signature indexes on name and block, no
-    `author_names` / `author_blocks`) gets them counted from its signatures on open, and
-    its day then resolves exactly as on a store that had them from the start."""
+    """A store resolved before migrations 037-038 (signature indexes on name, block and
+    author, an implicit rowid, no count tables or member lists) is upgraded on open: the
+    signatures keep every row and rowid, the tables are counted from them, and its day
+    then resolves exactly as on a store that had them from the start."""
     recs = _records(openreview, {"Jun Liu", "Chelsea Finn", "Sergey Levine"})
     path = tmp_path / "old.db"
     store = open_store(path)
     store.put_records(recs[:-8], origin="test")
     resolve_authors(store)
     conn = store.conn
-    conn.executescript(
-        "DROP TABLE author_names; DROP TABLE author_blocks;"
+    conn.executescript(  # the signature table as migrations 030-036 left it
+        "DROP TABLE author_names; DROP TABLE author_blocks; DROP TABLE author_members;"
+        " ALTER TABLE author_signatures RENAME TO new_layout;"
+        " CREATE TABLE author_signatures (sig_id TEXT PRIMARY KEY, record_key TEXT NOT NULL,"
+        " position INTEGER NOT NULL, name TEXT NOT NULL, name_folded TEXT NOT NULL,"
+        " block TEXT NOT NULL, author_id TEXT NOT NULL, given TEXT, UNIQUE (record_key, position));"
+        " INSERT INTO author_signatures (rowid, sig_id, record_key, position, name, name_folded,"
+        " block, author_id, given) SELECT id + 7, sig_id, record_key, position, name,"
+        " name_folded, block, author_id, given FROM new_layout ORDER BY id DESC;"
+        " DROP TABLE new_layout;"
+        " CREATE INDEX author_signatures_author ON author_signatures(author_id);"
         " CREATE INDEX author_signatures_block ON author_signatures(block);"
         " CREATE INDEX author_signatures_name ON author_signatures(name_folded);"
-        " DELETE FROM migrations WHERE name = '037_author_names.sql';"
+        " DELETE FROM migrations WHERE name IN ('037_author_names.sql', '038_author_members.sql');"
     )
+    old_rows = conn.execute("SELECT rowid, * FROM author_signatures ORDER BY rowid").fetchall()
     store.close()
     reference = open_store(tmp_path / "new.db")
     reference.put_records(recs[:-8], origin="test")
@@ -707,13 +737,23 @@ def test_author_names_migration_counts_an_old_store(openreview: LabelledSet, tmp
     store = open_store(path)
     conn = store.conn
     indexes = {r[1] for r in conn.execute("PRAGMA index_list(author_signatures)")}
-    assert "author_signatures_name" not in indexes and "author_signatures_block" not in indexes
+    assert not {i for i in indexes if not i.startswith("sqlite_autoindex")}
+    # Every row kept, with its rowid as its id (what the member lists hold).
+    assert conn.execute("SELECT * FROM author_signatures ORDER BY id").fetchall() == old_rows
     assert_names_exact(conn)
     for s in (store, reference):
         s.put_records(recs[-8:], origin="test")
         resolve_authors(s)
     assert_names_exact(conn)
-    sql = "SELECT * FROM author_signatures ORDER BY sig_id"
+    sql = (
+        "SELECT sig_id, record_key, position, name, name_folded, block, author_id, given"
+        " FROM author_signatures ORDER BY sig_id"
+    )
+    assert conn.execute(sql).fetchall() == reference.conn.execute(sql).fetchall()
+    sql = (
+        "SELECT author_id, name, name_folded, block, n_signatures, n_records, givens, reps,"
+        " variants FROM author_profiles ORDER BY author_id"
+    )
     assert conn.execute(sql).fetchall() == reference.conn.execute(sql).fetchall()
     store.close()
     reference.close()

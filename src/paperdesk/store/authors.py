@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from paperdesk.model import SourceRecord
-from paperdesk.store.sqlite import decode_record
+from paperdesk.store.sqlite import decode_record, pack_ids, unpack_ids
 
 _CHUNK = 500
 
@@ -94,14 +94,7 @@ def signatures_in_blocks(conn: sqlite3.Connection, blocks: Iterable[str]) -> lis
                 list(chunk),
             )
         )
-    out: list[SignatureRow] = []
-    for chunk in _chunks(sorted(authors)):
-        rows = conn.execute(
-            f"SELECT {_SIG_COLS} FROM author_signatures"  # noqa: S608
-            f" WHERE author_id IN ({_marks(len(chunk))})",
-            list(chunk),
-        )
-        out.extend(SignatureRow(*r) for r in rows if r[5] in chunk_of)
+    out = [SignatureRow(*r) for r in _member_rows(conn, authors, _SIG_COLS) if r[5] in chunk_of]
     out.sort(key=lambda r: (chunk_of[r.block], r.record_key, r.position))
     return out
 
@@ -115,12 +108,71 @@ def signatures_of_records(conn: sqlite3.Connection, keys: Iterable[str]) -> list
 
 
 def signatures_of_author(conn: sqlite3.Connection, author_id: str) -> list[SignatureRow]:
-    rows = conn.execute(
-        f"SELECT {_SIG_COLS} FROM author_signatures WHERE author_id = ?"  # noqa: S608
-        " ORDER BY record_key, position",
-        (author_id,),
+    rows = [SignatureRow(*r) for r in _member_rows(conn, [author_id], _SIG_COLS)]
+    rows.sort(key=lambda r: (r.record_key, r.position))
+    return rows
+
+
+# -- author_members: each profile's signature ids, packed (migration 038) -----------------
+
+_IN_IDS = "id IN (SELECT value FROM json_each(?))"
+"""Rows whose id is in a JSON list bound as one parameter (a profile may have more
+signatures than SQLite takes variables)."""
+
+
+def _members(conn: sqlite3.Connection, author_ids: Iterable[str]) -> dict[str, list[int]]:
+    """The signature ids of these profiles (those that have any)."""
+    out: dict[str, list[int]] = {}
+    for chunk in _chunks(sorted(set(author_ids))):
+        out.update(
+            (a, unpack_ids(b))
+            for a, b in conn.execute(
+                "SELECT author_id, ids FROM author_members"  # noqa: S608
+                f" WHERE author_id IN ({_marks(len(chunk))})",
+                list(chunk),
+            )
+        )
+    return out
+
+
+def _member_rows(
+    conn: sqlite3.Connection, author_ids: Iterable[str], cols: str
+) -> Iterator[tuple[Any, ...]]:
+    """`cols` of the signatures of these profiles, a few hundred profiles a statement."""
+    for chunk in _chunks(sorted(set(author_ids))):
+        ids = [i for m in _members(conn, chunk).values() for i in m]
+        if ids:
+            yield from conn.execute(
+                f"SELECT {cols} FROM author_signatures WHERE {_IN_IDS}",  # noqa: S608
+                (orjson.dumps(sorted(ids)).decode(),),
+            )
+
+
+def _members_change(
+    conn: sqlite3.Connection, gained: dict[str, set[int]], lost: dict[str, set[int]]
+) -> None:
+    """Add and remove signature ids of profiles; a profile left with none loses its row."""
+    current = _members(conn, [*gained, *lost])
+    puts: list[tuple[str, bytes]] = []
+    gone: list[tuple[str]] = []
+    for aid in sorted({*gained, *lost}):
+        ids = (set(current.get(aid, ())) - lost.get(aid, set())) | gained.get(aid, set())
+        if ids:
+            puts.append((aid, pack_ids(ids)))
+        else:
+            gone.append((aid,))
+    conn.executemany("INSERT OR REPLACE INTO author_members (author_id, ids) VALUES (?, ?)", puts)
+    conn.executemany("DELETE FROM author_members WHERE author_id = ?", gone)
+
+
+def _members_rebuild(conn: sqlite3.Connection) -> None:
+    """`author_members` packed again from every signature (after a bulk write)."""
+    conn.execute("DELETE FROM author_members")
+    conn.execute(
+        "INSERT INTO author_members (author_id, ids)"
+        " SELECT author_id, paperdesk_pack_ids(id) FROM author_signatures"
+        " GROUP BY author_id ORDER BY author_id"
     )
-    return [SignatureRow(*r) for r in rows]
 
 
 def count_signatures(conn: sqlite3.Connection) -> int:
@@ -187,18 +239,28 @@ def _names_change(conn: sqlite3.Connection, deltas: dict[NameKey, int]) -> None:
         )
 
 
-def _names_of(conn: sqlite3.Connection, where: str, args: Sequence[Any]) -> Counter[NameKey]:
-    """Signatures per (name_folded, author_id, block) among the rows `where` selects."""
-    return Counter(
-        {
-            (f, a, b): int(n)
-            for f, a, b, n in conn.execute(
-                "SELECT name_folded, author_id, block, COUNT(*) FROM author_signatures"  # noqa: S608
-                f" WHERE {where} GROUP BY name_folded, author_id, block",
-                list(args),
-            )
-        }
-    )
+CountedRow = tuple[int, str, str, str]
+"""(id, name_folded, author_id, block) of a signature: what the count tables and the
+member lists hold of it."""
+
+
+def _counted_rows(conn: sqlite3.Connection, where: str, args: Sequence[Any]) -> list[CountedRow]:
+    return conn.execute(
+        f"SELECT id, name_folded, author_id, block FROM author_signatures WHERE {where}",  # noqa: S608
+        list(args),
+    ).fetchall()
+
+
+def _count(conn: sqlite3.Connection, rows: Sequence[CountedRow], sign: int) -> None:
+    """Add (`sign` 1) or take away (-1) these signature rows in `author_names`,
+    `author_blocks` and `author_members`."""
+    deltas: Counter[NameKey] = Counter()
+    ids: dict[str, set[int]] = {}
+    for i, folded, aid, block in rows:
+        deltas[(folded, aid, block)] += sign
+        ids.setdefault(aid, set()).add(i)
+    _names_change(conn, deltas)
+    _members_change(conn, ids if sign > 0 else {}, ids if sign < 0 else {})
 
 
 def _names_rebuild(conn: sqlite3.Connection) -> None:
@@ -216,9 +278,9 @@ def _names_rebuild(conn: sqlite3.Connection) -> None:
 def delete_signatures_of_records(conn: sqlite3.Connection, keys: Iterable[str]) -> None:
     for chunk in _chunks(sorted(set(keys))):
         where = f"record_key IN ({_marks(len(chunk))})"
-        gone = _names_of(conn, where, chunk)
+        gone = _counted_rows(conn, where, chunk)
         conn.execute(f"DELETE FROM author_signatures WHERE {where}", list(chunk))  # noqa: S608
-        _names_change(conn, {k: -n for k, n in gone.items()})
+        _count(conn, gone, -1)
 
 
 @dataclass
@@ -281,6 +343,7 @@ def delete_all(conn: sqlite3.Connection) -> None:
     conn.execute("DELETE FROM author_signatures")
     conn.execute("DELETE FROM author_names")
     conn.execute("DELETE FROM author_blocks")
+    conn.execute("DELETE FROM author_members")
     conn.execute("DELETE FROM author_profiles")
     conn.execute("DELETE FROM author_samples")
 
@@ -420,7 +483,9 @@ def name_variants_by_author(
         yield from _variants(conn, "", [])
         return
     for chunk in _chunks(sorted(set(author_ids))):
-        yield from _variants(conn, f" WHERE author_id IN ({_marks(len(chunk))})", list(chunk))
+        ids = sorted(i for m in _members(conn, chunk).values() for i in m)
+        if ids:
+            yield from _variants(conn, f" WHERE {_IN_IDS}", [orjson.dumps(ids).decode()])
 
 
 def _variants(
@@ -452,20 +517,15 @@ def _variants(
 
 
 def record_counts(conn: sqlite3.Connection, author_ids: Iterable[str]) -> dict[str, int]:
-    """Distinct records per profile."""
-    return _counts_by(
-        conn, "author_signatures", "author_id", "COUNT(DISTINCT record_key)", author_ids
-    )
+    """Distinct records per profile (of those that have signatures)."""
+    keys: dict[str, set[str]] = {}
+    for aid, key in _member_rows(conn, author_ids, "author_id, record_key"):
+        keys.setdefault(aid, set()).add(key)
+    return {aid: len(k) for aid, k in keys.items()}
 
 
 def member_ids(conn: sqlite3.Connection, author_id: str) -> list[str]:
-    return [
-        r[0]
-        for r in conn.execute(
-            "SELECT sig_id FROM author_signatures WHERE author_id = ? ORDER BY sig_id",
-            (author_id,),
-        )
-    ]
+    return sorted(r[0] for r in _member_rows(conn, [author_id], "sig_id"))
 
 
 # -- staging: a run's new signature rows wait in a temp table for their profile ids --------
@@ -488,8 +548,6 @@ def stage_put(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None
     conn.executemany("INSERT INTO author_stage VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
 
-_SIG_INDEXES = {"author_signatures_author": "author_id"}
-
 _STAGED = "sig_id IN (SELECT sig_id FROM author_stage)"
 
 
@@ -497,17 +555,14 @@ def stage_commit(
     conn: sqlite3.Connection, unit_author: Iterable[tuple[int, str]], *, bulk: bool = False
 ) -> None:
     """Write the staged rows to `author_signatures`, each with its unit's profile id, and
-    count them in `author_names` / `author_blocks` (less any stored row they replace). `bulk` (a full run
-    into an emptied table): the secondary indexes are dropped and built again
-    afterwards, once, by sorting — much cheaper than millions of random index inserts —
-    rows go in key order, so the key indexes grow at their ends, and the name and block
-    counts are counted once from the whole table."""
+    count them in `author_names`, `author_blocks` and `author_members` (less any stored
+    row they replace). `bulk` (a full run into an emptied table): rows go in key order,
+    so the key indexes grow at their ends, and the count tables and member lists are
+    built once from the whole table by sorting — much cheaper than millions of random
+    inserts."""
     conn.executemany("INSERT INTO author_stage_map VALUES (?, ?)", unit_author)
-    if bulk:
-        for name in _SIG_INDEXES:
-            conn.execute(f"DROP INDEX IF EXISTS {name}")
-    else:
-        _names_change(conn, {k: -n for k, n in _names_of(conn, _STAGED, ()).items()})
+    if not bulk:
+        _count(conn, _counted_rows(conn, _STAGED, ()), -1)
     conn.execute(
         f"INSERT OR REPLACE INTO author_signatures ({_SIG_COLS})"  # noqa: S608
         " SELECT s.sig_id, s.record_key, s.position, s.name, s.name_folded, s.block,"
@@ -515,11 +570,10 @@ def stage_commit(
         + (" ORDER BY s.record_key, s.position" if bulk else "")
     )
     if bulk:
-        for name, column in _SIG_INDEXES.items():
-            conn.execute(f"CREATE INDEX IF NOT EXISTS {name} ON author_signatures({column})")
         _names_rebuild(conn)
+        _members_rebuild(conn)
     else:
-        _names_change(conn, _names_of(conn, _STAGED, ()))
+        _count(conn, _counted_rows(conn, _STAGED, ()), 1)
     conn.execute("DELETE FROM author_stage")
     conn.execute("DELETE FROM author_stage_map")
 
@@ -606,8 +660,6 @@ def stage_commit_parts(conn: sqlite3.Connection, parts: int) -> None:
     thread meanwhile (`PRAGMA threads`): the sorts of five million rows dominate."""
     threads = int(conn.execute("PRAGMA threads").fetchone()[0])
     conn.execute("PRAGMA threads = 2")
-    for name in _SIG_INDEXES:
-        conn.execute(f"DROP INDEX IF EXISTS {name}")
     union = " UNION ALL ".join(
         f"SELECT {k} AS part, * FROM stage{k}.author_stage" for k in range(parts)  # noqa: S608
     )
@@ -618,9 +670,8 @@ def stage_commit_parts(conn: sqlite3.Connection, parts: int) -> None:
         " JOIN author_stage_parts m ON m.part = s.part AND m.unit = s.unit"
         " ORDER BY s.record_key, s.position"
     )
-    for name, column in _SIG_INDEXES.items():
-        conn.execute(f"CREATE INDEX IF NOT EXISTS {name} ON author_signatures({column})")
     _names_rebuild(conn)
+    _members_rebuild(conn)
     conn.execute("DELETE FROM author_stage_parts")
     conn.execute(f"PRAGMA threads = {threads}")
 
@@ -660,20 +711,22 @@ def set_authors(conn: sqlite3.Connection, moves: Iterable[tuple[str, str]]) -> N
     """(sig_id, author_id): stored signatures that changed profile (the last move of a
     signature named twice wins); their name and block counts move with them."""
     to = dict(moves)
-    deltas: Counter[NameKey] = Counter()
+    old: list[CountedRow] = []
+    new: list[CountedRow] = []
     for chunk in _chunks(sorted(to)):
-        for sig, folded, aid, block in conn.execute(
-            "SELECT sig_id, name_folded, author_id, block FROM author_signatures"  # noqa: S608
+        for sig, i, folded, aid, block in conn.execute(
+            "SELECT sig_id, id, name_folded, author_id, block FROM author_signatures"  # noqa: S608
             f" WHERE sig_id IN ({_marks(len(chunk))})",
             list(chunk),
         ):
             if to[sig] != aid:
-                deltas[(folded, aid, block)] -= 1
-                deltas[(folded, to[sig], block)] += 1
+                old.append((i, folded, aid, block))
+                new.append((i, folded, to[sig], block))
     conn.executemany(
         "UPDATE author_signatures SET author_id = ? WHERE sig_id = ?", ((a, s) for s, a in to.items())
     )
-    _names_change(conn, deltas)
+    _count(conn, old, -1)
+    _count(conn, new, 1)
 
 
 def add_redirect(conn: sqlite3.Connection, old_id: str, new_id: str) -> None:
