@@ -6,6 +6,8 @@ every figure.
         --snapshot /tmp/resolve-snap        # development: build once, reuse the store
     nice -n 19 .venv/bin/python bench/resolve.py --records 1000000 --snapshot S --keep-resolved R
     .venv/bin/python bench/resolve.py --records 1000000 --from-resolved R   # the day alone
+    nice -n 19 .venv/bin/python bench/resolve.py --from-resolved R --db D --stage-day
+    .venv/bin/python bench/resolve.py --db D --run-day    # then time only the day on D
 
 Builds a store of N records: the real arXiv daily feed plus perturbed copies of its papers,
 generated here with a fixed seed, shuffled together so copies often arrive before their
@@ -407,11 +409,13 @@ def _full(args: argparse.Namespace, truth: dict[str, int]) -> None:
 
 
 def _copy_resolved(src: Path, db: Path) -> dict[str, int]:
-    """A store kept by --keep-resolved, copied to `db` (the day changes it), and its truth."""
+    """A store kept by --keep-resolved, copied to `db` (the day changes it), and its truth.
+    With `db` the same file as `src` (a copy made beforehand), it is used as it is."""
     t0 = time.perf_counter()
-    shutil.copyfile(src, db)
+    if src.resolve() != db.resolve():
+        shutil.copyfile(src, db)
+        print(f"copied the resolved store {src} in {time.perf_counter() - t0:.0f}s", flush=True)
     truth = orjson.loads(Path(f"{src}.truth").read_bytes())
-    print(f"copied the resolved store {src} in {time.perf_counter() - t0:.0f}s", flush=True)
     _migrate(db)
     return truth
 
@@ -457,13 +461,32 @@ def main() -> None:
         type=Path,
         default=None,
         help="skip the build and the full resolve: copy this store (kept by --keep-resolved "
-        "with the same --records/--papers/--day) and time only the incremental day",
+        "with the same --records/--papers/--day) and time only the incremental day; the same "
+        "path as --db uses a copy made beforehand as it is (it needs its .truth beside it)",
     )
     ap.add_argument(
         "--build-only", action="store_true", help="build the store (and snapshot), resolve nothing"
     )
+    ap.add_argument(
+        "--stage-day",
+        action="store_true",
+        help="with --from-resolved: copy and migrate the store, add the day's records, write "
+        "DB.truth and stop, so that a later --run-day times the day alone (the copy, its "
+        "migrations and the records' ingest are then outside the timed lock)",
+    )
+    ap.add_argument(
+        "--run-day",
+        action="store_true",
+        help="time the day on --db as --stage-day left it (no copy, nothing added)",
+    )
     args = ap.parse_args()
-    _remove(args.db)
+    if args.run_day:
+        truth = orjson.loads(Path(f"{args.db}.truth").read_bytes())
+        _time_day(args, truth, args.day)
+        return
+    in_place = args.from_resolved is not None and args.from_resolved.resolve() == args.db.resolve()
+    if not in_place:
+        _remove(args.db)
     feed = load_feed(args.data)
     if args.papers:
         feed = feed[: args.papers]
@@ -489,9 +512,20 @@ def main() -> None:
     ]
     day_truth = build(args.db, base + held, day_items, len(truth) + 10)
     truth.update(day_truth)
+    if args.stage_day:
+        with open_store(args.db) as store:
+            store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        Path(f"{args.db}.truth").write_bytes(orjson.dumps(truth))
+        print(f"staged the day's {len(day_items):,} records in {args.db} (time it: --run-day)")
+        return
+    _time_day(args, truth, len(day_items))
+
+
+def _time_day(args: argparse.Namespace, truth: dict[str, int], n_day: int) -> None:
+    """Resolve the day's records already in the store, timed, and score the works."""
     if args.stages == "works,authors":  # the day as a user runs it
         print(
-            f"incremental day of {len(day_items):,} new records "
+            f"incremental day of {n_day:,} new records "
             "(`paperdesk resolve --no-index`, one process):",
             flush=True,
         )
@@ -499,7 +533,7 @@ def main() -> None:
         show_cli(rep)
         show(rep, "  whole process")
     else:
-        print(f"incremental day of {len(day_items):,} new records:", flush=True)
+        print(f"incremental day of {n_day:,} new records:", flush=True)
         rep = run_child(args.db, args.stages)
         show(rep, "  whole run")
     if "works" in rep:
