@@ -8,6 +8,9 @@ PIP     := $(VENV)/bin/pip
 PYTHON  ?= python3
 DB      ?= var/paperdesk.db
 STAMP   := $(VENV)/.installed
+# The compiled build of the ingest hot path (src/paperdesk/native.py), made into the venv when
+# a C compiler and the Python headers are there (else skipped: pure Python, slower ingest).
+NATIVE  := $(VENV)/.native-built
 
 .PHONY: demo test lint typecheck lock clean-venv
 
@@ -28,12 +31,18 @@ $(STAMP): requirements.lock pyproject.toml $(KATEX)
 	$(PIP) install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
-demo: $(STAMP)
+$(NATIVE): $(STAMP) $(wildcard src/paperdesk/normalize/*.py src/paperdesk/sources/*.py)
+	$(PY) -m paperdesk.native build $(VENV)/paperdesk-native --optional
+	touch $(NATIVE)
+
+demo: $(STAMP) $(NATIVE)
 	PAPERDESK_DB=$(DB) bash scripts/demo.sh
 
-test: $(STAMP)
+# The suite runs the pure-Python modules (the reference); tests/test_native.py checks the
+# compiled build against them.
+test: $(STAMP) $(NATIVE)
 	$(VENV)/bin/ruff check src tests bench
-	$(VENV)/bin/pytest -q
+	PAPERDESK_NATIVE=off $(VENV)/bin/pytest -q
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy

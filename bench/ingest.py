@@ -11,8 +11,9 @@
 Each ingest runs in a child process so its peak RSS (ru_maxrss) is its own.
 Prints one line per run: records, seconds, records/s, peak RSS MiB.
 
-`PAPERDESK_NATIVE=DIR` (a build made by `python -m paperdesk.native build DIR`) times the
-opt-in compiled build of the workers' hot path; the children and their workers inherit it.
+The compiled build of the workers' hot path is used as the package finds it (see
+`paperdesk.native`: the environment's own build that `make` makes, or `PAPERDESK_NATIVE=DIR`;
+`PAPERDESK_NATIVE=off` times the pure-Python modules); the first line says which.
 """
 
 from __future__ import annotations
@@ -111,9 +112,12 @@ def main() -> None:
         sys.exit(f"shared daily feed not found at {FEED}")
     shutil.rmtree(args.workdir, ignore_errors=True)
     args.workdir.mkdir(parents=True)
+    native = subprocess.run(
+        [sys.executable, "-c", "import paperdesk.native as n; print(n.active() or 'no')"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()
     print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}; "
-          f"load average {os.getloadavg()[0]:.1f} at start; "
-          f"compiled build: {os.environ.get('PAPERDESK_NATIVE') or 'no'}")
+          f"load average {os.getloadavg()[0]:.1f} at start; compiled build: {native}")
 
     db = args.workdir / "feed.db"
     first = run(db, FEED)

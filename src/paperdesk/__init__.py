@@ -7,10 +7,19 @@ and `paperdesk.harvest` (live harvesters).
 """
 
 import os as _os
+import sys as _sys
 
 __version__ = "0.1.0"
 
-if _os.environ.get("PAPERDESK_NATIVE"):  # an opt-in compiled build (see paperdesk.native)
-    from paperdesk.native import activate as _activate
+# The compiled build of the ingest hot path (paperdesk.native): the one PAPERDESK_NATIVE
+# names (`off`: none), else the environment's own when `make` built one. Checked with `os`
+# alone: importing paperdesk.native costs a process ~40 ms, paid only when a build is used.
+_NATIVE = _os.environ.get("PAPERDESK_NATIVE")
+if (
+    _os.path.exists(_os.path.join(_sys.prefix, "paperdesk-native", "paperdesk-native.json"))
+    if _NATIVE is None
+    else _NATIVE.strip().lower() not in ("", "0", "off", "no")
+):
+    from paperdesk.native import activate_from_env as _activate_from_env
 
-    _activate(_os.environ["PAPERDESK_NATIVE"])
+    _activate_from_env()

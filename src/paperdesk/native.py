@@ -1,20 +1,24 @@
-"""Opt-in compiled build of the ingest workers' hot path (mypyc), kept outside the source tree.
+"""Compiled build of the ingest workers' hot path (mypyc), kept outside the source tree.
 
 Why: after the record model went to C (msgspec), a worker's CPU a record is mostly Python
 bytecode in name splitting, plain-text reduction and the JSON-lines parsers. mypyc compiles
 those same modules to C extensions (same source, same results: prepared rows of the daily
 feed and of a bulk-snapshot sample are byte-identical), and the workers' CPU a record of the
-feed falls by ~15 % (docs/benchmarks.md, Ingest, fourth round).
+feed falls by 10-17 % and of the 1M snapshot stream by ~16 % (docs/benchmarks.md, Ingest,
+fourth and fifth rounds).
 
-Why opt-in and outside the tree: a compiled module built next to its `.py` would shadow it,
-so an edited source would silently keep running the old compiled code. Here a build goes to
-a directory of its own with a stamp (the sha256 of every source it was compiled from), and
-it is used only when `PAPERDESK_NATIVE` names that directory *and* every stamped source is
-unchanged; otherwise the pure-Python modules load as usual (with a warning). Building needs
-a C compiler and the Python headers:
+Why outside the tree: a compiled module built next to its `.py` would shadow it, so an
+edited source would silently keep running the old compiled code. Here a build goes to a
+directory of its own with a stamp (the sha256 of every source it was compiled from), and it
+is used only while every stamped source is unchanged; otherwise the pure-Python modules
+load as usual. Which build: `PAPERDESK_NATIVE=DIR` names one (a missing or stale one is
+reported with a warning), `PAPERDESK_NATIVE=off` turns it off, and without the variable
+the environment's own build is used when there is a current one: `DEFAULT_DIR`, which
+`make` (the README's set-up) builds when a C compiler and the Python headers are present
+(`build DIR --optional`: without them it says so and the package runs as pure Python).
 
-    python -m paperdesk.native build DIR      # ~1-2 min
-    PAPERDESK_NATIVE=DIR paperdesk ingest ...  # spawned workers inherit the variable
+    python -m paperdesk.native build DIR [--optional]   # ~1-2 min
+    PAPERDESK_NATIVE=DIR paperdesk ingest ...            # spawned workers inherit it
 
 Compiled code checks the declared argument types at run time, so a malformed record can be
 rejected with a different message text than the pure-Python parser gives (still a clean
@@ -28,9 +32,11 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import json
+import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import warnings
 from collections.abc import Sequence
@@ -51,6 +57,28 @@ MODULES = (
 )
 STAMP = "paperdesk-native.json"
 _PACKAGE = Path(__file__).resolve().parent
+# The environment's own build, made by `make` into the virtual environment and used when
+# `PAPERDESK_NATIVE` is not set.
+DEFAULT_DIR = Path(sys.prefix) / "paperdesk-native"
+OFF = ("", "0", "off", "no")
+_active: Path | None = None
+
+
+def active() -> Path | None:
+    """The build this process loads its compiled modules from, or None (pure Python)."""
+    return _active
+
+
+def activate_from_env() -> bool:
+    """What `paperdesk/__init__` runs first: the build `PAPERDESK_NATIVE` names, none when
+    it says `off`, else the environment's own build if it is current (quietly: a missing
+    or stale one there means pure Python, as on a machine without a C compiler)."""
+    chosen = os.environ.get("PAPERDESK_NATIVE")
+    if chosen is None:
+        return DEFAULT_DIR.joinpath(STAMP).exists() and activate(DEFAULT_DIR, quiet=True)
+    if chosen.strip().lower() in OFF:
+        return False
+    return activate(chosen)
 
 
 def _source(module: str) -> Path:
@@ -99,33 +127,50 @@ class _PackageLoader(importlib.machinery.ExtensionFileLoader):
         module.__path__ = [str(_source(module.__name__).parent)]
 
 
-def activate(directory: str | Path) -> bool:
+def activate(directory: str | Path, *, quiet: bool = False) -> bool:
     """Load the compiled modules of a build in `directory` from now on, if it is current.
 
-    Returns False (and warns) when the build is missing, for another Python, or stale; must
-    run before the modules are first imported (`paperdesk/__init__` calls it)."""
+    Returns False (and warns, unless `quiet`) when the build is missing, for another
+    Python, or stale; must run before the modules are first imported (`paperdesk/__init__`
+    calls it)."""
+    global _active
     root = Path(directory)
+
+    def no(why: str) -> bool:
+        if not quiet:
+            warnings.warn(f"PAPERDESK_NATIVE: {why}", stacklevel=3)
+        return False
+
     try:
         stamp = json.loads((root / STAMP).read_text())
     except (OSError, ValueError) as exc:
-        warnings.warn(f"PAPERDESK_NATIVE: no usable build in {root} ({exc})", stacklevel=2)
-        return False
+        return no(f"no usable build in {root} ({exc})")
     if stamp.get("tag") != _tag():
-        warnings.warn(f"PAPERDESK_NATIVE: {root} was built for {stamp.get('tag')}", stacklevel=2)
-        return False
+        return no(f"{root} was built for {stamp.get('tag')}")
     stale = [m for m, h in stamp["sources"].items() if _digest(_source(m)) != h]
     if stale:
-        warnings.warn(
-            f"PAPERDESK_NATIVE: {root} is stale ({', '.join(stale)} changed since the build); "
-            "using the Python modules",
-            stacklevel=2,
+        return no(
+            f"{root} is stale ({', '.join(stale)} changed since the build); "
+            "using the Python modules"
         )
-        return False
     files = {name: root / file for name, file in stamp["files"].items()}
     if any(sys.modules.get(name) is not None for name in files):
         return False  # already imported as Python: too late to swap
     sys.meta_path.insert(0, _Finder(files))
+    _active = root
     return True
+
+
+def cannot_build() -> str | None:
+    """Why this machine cannot compile the build (no C compiler, no Python headers), or
+    None. The compiler is the one Python's build tools use (`CC`, else Python's own)."""
+    cc = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()[0]
+    if shutil.which(cc) is None:
+        return f"no C compiler ({cc})"
+    include = sysconfig.get_paths()["include"]
+    if not Path(include, "Python.h").exists():
+        return f"no Python headers ({include}/Python.h)"
+    return None
 
 
 def build(directory: str | Path, modules: Sequence[str] = MODULES) -> Path:
@@ -169,10 +214,27 @@ def build(directory: str | Path, modules: Sequence[str] = MODULES) -> Path:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """`build DIR [--optional]`: with `--optional` (what `make` runs) a machine that cannot
+    build it (see `cannot_build`), or a build that fails, is reported and exits 0: the
+    package then runs as pure Python, only slower."""
     args = list(sys.argv[1:] if argv is None else argv)
+    optional = "--optional" in args
+    args = [a for a in args if a != "--optional"]
     if len(args) != 2 or args[0] != "build":
-        print("usage: python -m paperdesk.native build DIR", file=sys.stderr)
+        print("usage: python -m paperdesk.native build DIR [--optional]", file=sys.stderr)
         return 2
+    if optional:
+        why = cannot_build()
+        if why is None:
+            try:
+                print(build(args[1]))
+                return 0
+            except (OSError, RuntimeError, subprocess.CalledProcessError) as exc:
+                why = f"the build failed ({exc})"
+        shutil.rmtree(args[1], ignore_errors=True)  # no stale build left to be found
+        print(f"paperdesk: compiled build skipped: {why}; running as pure Python",
+              file=sys.stderr)
+        return 0
     print(build(args[1]))
     return 0
 
