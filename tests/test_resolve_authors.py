@@ -358,6 +358,37 @@ def test_parallel_clustering_gives_the_serial_labels(openreview: LabelledSet) ->
         dis.PARALLEL_MIN = old
 
 
+def test_fixed_members_score_the_same_with_fewer_coauthor_columns(openreview: LabelledSet) -> None:
+    """`sig_arrays` codes a fixed signature's co-author keys only where a free one has
+    them (and its own block): every pair with a free side, in a block or across blocks,
+    gets the feature row the full coding gives."""
+    import numpy as np
+
+    from paperdesk.resolve.authors_features import text_vectors
+    from paperdesk.resolve.authors_vectors import pair_rows, sig_arrays
+
+    recs = _records(openreview, {"Jun Liu", "Yang Liu", "Chelsea Finn", "Sergey Levine"})
+    sigs = [s for r in recs for s in signatures_from_record(r)]
+    set_frequencies(sigs)
+    vecs = text_vectors(sigs)
+    rng = random.Random(5)
+    new = {r.key for r in recs if rng.random() < 0.1}  # as a day: new records' signatures
+    fixed = {s.sig_id for s in sigs if s.record_key not in new}
+    free = [i for i, s in enumerate(sigs) if s.sig_id not in fixed]
+    by_block: dict[str, list[int]] = defaultdict(list)
+    for i, s in enumerate(sigs):
+        by_block[s.block].append(i)
+    pairs = [(i, j) for ids in by_block.values() for i in ids for j in ids
+             if i != j and (i in free or j in free)]
+    pairs += [(rng.choice(free), rng.randrange(len(sigs))) for _ in range(3000)]
+    left, right = (np.array(x) for x in zip(*pairs, strict=True))
+    full, part = sig_arrays(sigs, vecs), sig_arrays(sigs, vecs, fixed)
+    assert part.coauthors.nnz < full.coauthors.nnz / 2
+    assert len(pairs) > 3000
+    assert np.array_equal(pair_rows(part, left, right), pair_rows(full, left, right))
+    assert np.array_equal(pair_rows(part, right, left), pair_rows(full, right, left))
+
+
 def test_stored_samples_score_like_their_records(openreview: LabelledSet, tmp_path: Path) -> None:
     """A profile's sampled members come back from `author_samples` with the fields and
     text vector their records give (so an incremental run scores them the same)."""

@@ -146,7 +146,9 @@ def iter_problems(
     model = model or default_model()
     cons = constraints or Constraints()
     if arr is None:
-        arr = sig_arrays(sigs, text_vectors(sigs) if vectors is None else vectors)
+        arr = sig_arrays(
+            sigs, text_vectors(sigs) if vectors is None else vectors, cons.fixed
+        )
     if blocks is None:
         blocks = block_groups(sigs, cons.must)
     block_of = {sigs[i].sig_id: k for k, members in enumerate(blocks) for i in members}
@@ -265,7 +267,7 @@ def _solve_part(blocks: list[list[int]]) -> dict[int, str]:
     members = np.unique(np.concatenate([np.asarray(b, dtype=np.int64) for b in blocks]))
     local = [sigs[i] for i in members.tolist()]
     where = {g: k for k, g in enumerate(members.tolist())}
-    arr = sig_arrays(local, vectors[members])
+    arr = sig_arrays(local, vectors[members], cons.fixed)
     out: dict[int, str] = {}
     for chunk in iter_problems(
         local, model=model, constraints=cons, blocks=[[where[i] for i in b] for b in blocks], arr=arr
@@ -317,7 +319,7 @@ def disambiguate(
         finally:
             _JOB = None
         return labels
-    arr = sig_arrays(sigs, vectors)
+    arr = sig_arrays(sigs, vectors, cons.fixed)
     single = _single_new(sigs, blocks, cons)
     if any(single):
         pairs = list(zip(blocks, single, strict=True))

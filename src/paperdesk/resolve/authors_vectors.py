@@ -10,7 +10,7 @@ Python loop body, and `tests/test_resolve_authors.py` checks that both give the 
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Collection, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -83,7 +83,16 @@ class SigArrays:
     vectors: sparse.csr_matrix
 
 
-def sig_arrays(sigs: Sequence[Signature], vectors: sparse.csr_matrix) -> SigArrays:
+def sig_arrays(
+    sigs: Sequence[Signature], vectors: sparse.csr_matrix, fixed: Collection[str] = ()
+) -> SigArrays:
+    """The arrays of `sigs`. `fixed`: ids of signatures that are only ever scored against
+    one not in it (two fixed profiles' members are never compared). Their co-author
+    keys get columns only where a free signature has the key too: a scored pair's
+    shared keys are all in its free side's set, and each own-key test (is a block in
+    both sets?) asks the free side too (`n_coauthors` still counts every key). An
+    incremental day's ~60k stored members hold ~1.4M co-author keys, and coding each
+    one was most of building these arrays."""
     given_index: dict[GivenName, int] = {}
     given = np.fromiter(
         (given_index.setdefault(s.given, len(given_index)) for s in sigs),
@@ -93,8 +102,13 @@ def sig_arrays(sigs: Sequence[Signature], vectors: sparse.csr_matrix) -> SigArra
     key_index: dict[str, int] = {}
     indptr = [0]
     cols: list[int] = []
+    free: set[str] = set()
     for s in sigs:
-        cols.extend(key_index.setdefault(k, len(key_index)) for k in s.coauthors)
+        if s.sig_id not in fixed:
+            free.update(s.coauthors)
+    for s in sigs:
+        keys = s.coauthors & free if s.sig_id in fixed else s.coauthors
+        cols.extend(key_index.setdefault(k, len(key_index)) for k in keys)
         indptr.append(len(cols))
     own = np.fromiter(
         (key_index.setdefault(s.block, len(key_index)) for s in sigs), np.int64, len(sigs)
@@ -122,7 +136,7 @@ def sig_arrays(sigs: Sequence[Signature], vectors: sparse.csr_matrix) -> SigArra
         ),
         coauthors=coauthors,
         coauthor_codes=_codes_of(coauthors),
-        n_coauthors=np.diff(coauthors.indptr).astype(np.float64),
+        n_coauthors=np.fromiter((len(s.coauthors) for s in sigs), np.float64, len(sigs)),
         own=own,
         affiliations=affiliations,
         n_affiliations=np.diff(affiliations.indptr).astype(np.float64),
