@@ -246,7 +246,7 @@ def _context(
     recluster: set[str],
     changed: set[str],
 ) -> tuple[
-    list[Signature], dict[str, str], dict[str, str], dict[str, str], dict[str, samples.Row]
+    list[Signature], dict[str, str], dict[str, str], dict[str, str], dict[str, bytes]
 ]:
     """The stored signatures pending units are clustered with: in re-clustered blocks one
     representative per stored unit (they may move); elsewhere the sampled members of
@@ -332,22 +332,27 @@ def _resolve_authors(store: SQLiteStore, *, full: bool, model: PairModel) -> Aut
         stats.records = streamed.records
     stats.lap("read")
     stats.signatures = builder.signatures
-    old_of_changed = {} if stats.full else {
-        r.sig_id: r.author_id for r in db.signatures_of_records(conn, changed)
-    }
-    recluster = _recluster_blocks(conn, builder, fresh, cons, stats.full)
-    attached = {} if stats.full else _attach(conn, builder, changed, recluster)
-    pending = [u for u in builder.units.values() if u.index not in attached]
-    stats.lap("attach")
-    stats.units, stats.attached = len(builder.units), len(attached)
-    stored_total = None if stats.full else _stored_signatures(conn, state)
-    solved = (
-        authors_context.solve_day(
-            conn, store.path, pending, changed, builder, stored_total or 0, cons, model
+    # A day's new texts are vectorised by another process while this one attaches.
+    with authors_context.texts_ahead(store.path, {} if stats.full else builder.units) as ahead:
+        old_of_changed = {} if stats.full else {
+            r.sig_id: r.author_id for r in db.signatures_of_records(conn, changed)
+        }
+        recluster = _recluster_blocks(conn, builder, fresh, cons, stats.full)
+        attached = {} if stats.full else _attach(conn, builder, changed, recluster)
+        pending = [u for u in builder.units.values() if u.index not in attached]
+        stats.lap("attach")
+        stats.units, stats.attached = len(builder.units), len(attached)
+        stored_total = None if stats.full else _stored_signatures(conn, state)
+        solved = (
+            authors_context.solve_day(
+                conn, store.path, pending, changed, builder, stored_total or 0, cons, model,
+                texts=ahead,
+            )
+            if not stats.full
+            and not recluster
+            and authors_context.can_solve_day(store.path, pending)
+            else None
         )
-        if not stats.full and not recluster and authors_context.can_solve_day(store.path, pending)
-        else None
-    )
     context, fixed, previous, moved, cached = (
         ([], {}, {}, {}, {})
         if stats.full

@@ -11,6 +11,8 @@ scores and clusters its own blocks and hands back only the labels of the new uni
 the few members that had to be read from their records). Each block's labels depend only
 on its members and their order, which the workers keep, so the day assigns exactly what
 the one-process path assigns (`tests/test_resolve_authors.py` checks the stored rows).
+The day's new texts are vectorised once, ahead, by `texts_ahead` while the parent
+attaches units on its one core.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -29,7 +32,12 @@ from scipy import sparse
 from paperdesk.resolve import authors_samples as samples
 from paperdesk.resolve.authors_cluster import UnionFind
 from paperdesk.resolve.authors_disambiguate import Constraints, disambiguate
-from paperdesk.resolve.authors_features import Signature, name_form, signatures_from_record
+from paperdesk.resolve.authors_features import (
+    Signature,
+    name_form,
+    signatures_from_record,
+    texts_vectors,
+)
 from paperdesk.resolve.authors_model import PairModel
 from paperdesk.resolve.authors_names import GivenName, first_names_relation, parse_given
 from paperdesk.resolve.authors_units import Unit, UnitBuilder
@@ -132,16 +140,17 @@ def load_signatures(conn: Any, sig_ids: Iterable[str]) -> list[Signature]:
 
 def member_signatures(
     conn: Any, sig_ids: Sequence[str]
-) -> tuple[list[Signature], list[Signature], dict[str, samples.Row]]:
+) -> tuple[list[Signature], list[Signature], dict[str, bytes]]:
     """(members with stored features in `sig_ids` order, the others rebuilt from their
-    records, the stored text vector rows)."""
+    records, the stored text vectors as `samples.vectors` takes them)."""
     kept = db.get_samples(conn, sig_ids)
     found: list[Signature] = []
-    vec_rows: dict[str, samples.Row] = {}
+    vec_rows: dict[str, bytes] = {}
     for sig in sig_ids:
-        if sig in kept:
-            one, vec_rows[sig] = samples.decode(sig, *kept[sig])
-            found.append(one)
+        row = kept.get(sig)
+        if row is not None:
+            found.append(samples.decode_meta(sig, row[0]))
+            vec_rows[sig] = row[1]
     missing = load_signatures(conn, [sig for sig in sig_ids if sig not in kept])
     return found, missing, vec_rows
 
@@ -151,7 +160,8 @@ def set_frequencies(
 ) -> None:
     """Name and block frequencies over the whole store after this run: the `stored`
     signatures (None in a full run: they are all rebuilt) plus the new ones."""
-    forms = {name_form(s) for s in sigs}
+    form_of = [name_form(s) for s in sigs]
+    forms = set(form_of)
     blocks = {s.block for s in sigs}
     ncount = Counter({f: builder.name_counts[f] for f in forms})
     bcount = Counter({b: builder.block_counts[b] for b in blocks})
@@ -160,8 +170,8 @@ def set_frequencies(
         ncount.update(db.name_counts(conn, forms))
         bcount.update(db.block_counts(conn, blocks))
         total += stored
-    for s in sigs:
-        s.name_count = max(1, ncount.get(name_form(s), 1))
+    for s, form in zip(sigs, form_of, strict=True):
+        s.name_count = max(1, ncount.get(form, 1))
         s.block_count = max(1, bcount.get(s.block, 1))
         s.total = total
 
@@ -207,9 +217,19 @@ class _Part:
     compared: int
 
 
-_JOB: tuple[str, dict[str, list[Unit]], set[str], UnitBuilder, int, Constraints, PairModel] | None = None
+Texts = tuple[dict[str, int], sparse.csr_matrix]
+"""Text vectors of records: (record key → row, the rows)."""
+
+_JOB: (
+    tuple[
+        str, dict[str, list[Unit]], set[str], UnitBuilder, int, Constraints, PairModel,
+        Texts | None,
+    ]
+    | None
+) = None
 """What forked workers inherit: (store path, pending units by block, changed records,
-builder, stored signatures, curation constraints, model)."""
+builder, stored signatures, curation constraints, model, the new records' text vectors
+if `texts_ahead` computed them)."""
 
 _CONN: Any = None
 """A worker's own read-only connection (a forked worker must not use its parent's)."""
@@ -218,13 +238,19 @@ _CONN: Any = None
 def _solve_part(blocks: list[str]) -> _Part:
     global _CONN
     assert _JOB is not None
-    path, pending_of, changed, builder, stored, cons, model = _JOB
+    path, pending_of, changed, builder, stored, cons, model, texts = _JOB
     if _CONN is None:
         _CONN = db.reader(path)
     pending = [u.rep for b in blocks for u in pending_of[b]]
     wanted = {b: {u.rep.given for u in pending_of[b]} for b in blocks}
     members, fixed = sampled_members(_CONN, wanted, changed)
     found, missing, vec_rows = member_signatures(_CONN, [s for ids in members.values() for s in ids])
+    if texts is not None:
+        row_of, matrix = texts
+        for s in pending:
+            k = row_of.get(s.record_key)
+            if k is not None:
+                vec_rows[s.sig_id] = samples.row_blob(matrix, k)
     sigs = [*found, *missing, *pending]
     set_frequencies(_CONN, sigs, builder, stored)
     vecs = samples.vectors(sigs, vec_rows)
@@ -253,11 +279,44 @@ def _solve_part(blocks: list[str]) -> _Part:
     )
 
 
-def can_solve_day(path: str, pending: Sequence[Unit]) -> bool:
+def can_solve_day(path: str, pending: Collection[Unit]) -> bool:
     """A day on a store file, with enough new units to be worth the workers."""
     if path == ":memory:" or "fork" not in mp.get_all_start_methods():
         return False
     return min(2, os.cpu_count() or 1) >= 2 and len(pending) >= DAY_MIN
+
+
+@dataclass
+class TextsAhead:
+    """The text vectors of a day's new records, being computed by a forked process."""
+
+    keys: list[str]
+    pool: Any
+    result: Any
+    """The pool's `AsyncResult`: the vectors, a row per key."""
+
+    def get(self) -> Texts:
+        rows = self.result.get()
+        self.pool.terminate()  # done: its threads are gone before the day's workers fork
+        return {k: n for n, k in enumerate(self.keys)}, rows
+
+
+@contextmanager
+def texts_ahead(path: str, units: Mapping[str, Unit]) -> Iterator[TextsAhead | None]:
+    """Vectorise the texts of a day's new records in a forked process while the caller
+    attaches units (`solve_day` takes the result): each of its workers would otherwise
+    vectorise nearly every record of the day again (a record's authors fall in many
+    shares), ~0.4 CPU-s each at a million records, and the second core is idle during
+    the attach. None (nothing started) where `solve_day` will not run for these units."""
+    if not can_solve_day(path, units.values()):
+        yield None
+        return
+    text_of: dict[str, str] = {}
+    for u in units.values():
+        text_of.setdefault(u.rep.record_key, u.rep.text)
+    keys = sorted(text_of)
+    with mp.get_context("fork").Pool(1) as pool:
+        yield TextsAhead(keys, pool, pool.apply_async(texts_vectors, ([text_of[k] for k in keys],)))
 
 
 def solve_day(
@@ -270,6 +329,7 @@ def solve_day(
     cons: Constraints,
     model: PairModel,
     processes: int = 2,
+    texts: TextsAhead | None = None,
 ) -> Solved | None:
     """Read, score and cluster the blocks of the `pending` units (none re-clustered) in
     `processes` forked workers, a share of blocks at a time. Blocks that a must-link
@@ -281,7 +341,10 @@ def solve_day(
     for u in pending:
         pending_of[u.rep.block].append(u)
     shares = _shares(conn, sorted(pending_of), pending, cons, processes * PARTS_PER_WORKER)
-    _JOB = (path, pending_of, changed, builder, stored, cons, model)
+    _JOB = (
+        path, pending_of, changed, builder, stored, cons, model,
+        None if texts is None else texts.get(),
+    )
     try:
         with mp.get_context("fork").Pool(processes) as pool:
             parts = pool.map(_solve_part, shares, chunksize=1)

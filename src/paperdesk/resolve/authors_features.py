@@ -218,10 +218,16 @@ def text_vectors(sigs: Sequence[Signature]) -> sparse.csr_matrix:
             r = row_of[s.record_key] = len(texts)
             texts.append(s.text)
         rows.append(r)
+    x = texts_vectors(texts)
+    return x[np.asarray(rows, dtype=np.int64)] if rows else x
+
+
+def texts_vectors(texts: Sequence[str]) -> sparse.csr_matrix:
+    """`text_vectors` of paper texts, one row each. A row depends on its text alone
+    (counts, sublinear weights and its own norm), not on the other texts."""
     x = term_counts(texts, TEXT_DIM)  # sklearn's HashingVectorizer, without sklearn
     x.data = 1.0 + np.log(x.data)
-    x = l2_normalize(x)
-    return x[np.asarray(rows, dtype=np.int64)] if rows else x
+    return l2_normalize(x)
 
 
 def hard_cannot(a: Signature, b: Signature) -> bool:

@@ -35,46 +35,67 @@ def encode(sig: Signature, row: Row) -> tuple[bytes, bytes]:
 
 
 def decode(sig_id: str, meta: bytes, vec: bytes) -> tuple[Signature, Row]:
+    n = len(vec) // 12
+    idx = np.frombuffer(vec, dtype=np.int32, count=n).astype(np.int64)
+    val = np.frombuffer(vec, dtype=np.float64, offset=4 * n)
+    return decode_meta(sig_id, meta), (idx, val)
+
+
+def decode_meta(sig_id: str, meta: bytes) -> Signature:
+    """The `Signature` of a stored sample (without its text: its vector is stored)."""
     (key, pos, name, block, family, given, affs, aff_text, orcid, email, co, venue, year) = (
         orjson.loads(meta)
     )
-    n = len(vec) // 12
-    idx = np.frombuffer(vec[: 4 * n], dtype=np.int32).astype(np.int64)
-    val = np.frombuffer(vec[4 * n :], dtype=np.float64)
-    sig = Signature(
+    return Signature(
         sig_id=sig_id, record_key=key, position=pos, name=name, block=block, family=family,
         given=parse_given(given), given_raw=given, affiliations=frozenset(affs),
         affiliation_text=aff_text, orcid=orcid, email=email, coauthors=frozenset(co),
         venue=venue, year=year, text="",
     )
-    return sig, (idx, val)
 
 
-def vectors(sigs: Sequence[Signature], cached: Mapping[str, Row]) -> sparse.csr_matrix:
-    """Text vectors of `sigs`, one row each: stored rows where `cached` has them, the
-    others vectorised from their text."""
-    need = [s for s in sigs if s.sig_id not in cached]
+def vectors(sigs: Sequence[Signature], stored: Mapping[str, bytes]) -> sparse.csr_matrix:
+    """Text vectors of `sigs`, one row each: the stored rows (`vec` blobs as
+    `author_samples` keeps them) where `stored` has them, the others vectorised from
+    their text. The blobs are joined and read as two arrays at once: one small array
+    per row, for ~30k rows a worker, cost more than the rest of this."""
+    need = [s for s in sigs if s.sig_id not in stored]
     fresh = text_vectors(need) if need else sparse.csr_matrix((0, TEXT_DIM))
-    if not cached:
+    if not stored:
         return fresh
     pos = {s.sig_id: k for k, s in enumerate(need)}
-    indptr, cols, vals = [0], [], []
-    for s in sigs:
-        row = cached.get(s.sig_id)
-        if row is None:
-            k = pos[s.sig_id]
-            lo, hi = fresh.indptr[k], fresh.indptr[k + 1]
-            row = (fresh.indices[lo:hi], fresh.data[lo:hi])
-        cols.append(row[0])
-        vals.append(row[1])
-        indptr.append(indptr[-1] + len(row[0]))
+    cols: list[bytes] = []
+    vals: list[bytes] = []
+    lengths = np.zeros(len(sigs) + 1, dtype=np.int64)
+    for k, s in enumerate(sigs):
+        blob = stored.get(s.sig_id)
+        if blob is None:
+            j = pos[s.sig_id]
+            lo, hi = fresh.indptr[j], fresh.indptr[j + 1]
+            cols.append(fresh.indices[lo:hi].astype(np.int32).tobytes())
+            vals.append(fresh.data[lo:hi].astype(np.float64).tobytes())
+            lengths[k + 1] = hi - lo
+        else:
+            n = len(blob) // 12
+            cols.append(blob[: 4 * n])
+            vals.append(blob[4 * n :])
+            lengths[k + 1] = n
     return sparse.csr_matrix(
         (
-            np.concatenate(vals) if vals else np.empty(0),
-            np.concatenate(cols) if cols else np.empty(0, np.int64),
-            np.asarray(indptr, dtype=np.int64),
+            np.frombuffer(b"".join(vals), dtype=np.float64).copy(),
+            np.frombuffer(b"".join(cols), dtype=np.int32).astype(np.int64),
+            np.cumsum(lengths),
         ),
         shape=(len(sigs), fresh.shape[1]),
+    )
+
+
+def row_blob(matrix: sparse.csr_matrix, k: int) -> bytes:
+    """Row `k` of a text vector matrix as `author_samples.vec` holds it."""
+    lo, hi = matrix.indptr[k], matrix.indptr[k + 1]
+    return (
+        matrix.indices[lo:hi].astype(np.int32).tobytes()
+        + matrix.data[lo:hi].astype(np.float64).tobytes()
     )
 
 
