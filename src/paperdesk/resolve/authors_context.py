@@ -291,14 +291,19 @@ class TextsAhead:
     """The text vectors of a day's new records, being computed by a forked process."""
 
     keys: list[str]
-    pool: Any
-    result: Any
-    """The pool's `AsyncResult`: the vectors, a row per key."""
+    process: Any
+    conn: Any
+    """Our end of the pipe the vectors come through (pickled, a row per key)."""
 
     def get(self) -> Texts:
-        rows = self.result.get()
-        self.pool.terminate()  # done: its threads are gone before the day's workers fork
+        rows = self.conn.recv()
+        self.process.join()
         return {k: n for n, k in enumerate(self.keys)}, rows
+
+
+def _vectorise_into(conn: Any, texts: list[str]) -> None:
+    conn.send(texts_vectors(texts))
+    conn.close()
 
 
 @contextmanager
@@ -307,7 +312,9 @@ def texts_ahead(path: str, units: Mapping[str, Unit]) -> Iterator[TextsAhead | N
     attaches units (`solve_day` takes the result): each of its workers would otherwise
     vectorise nearly every record of the day again (a record's authors fall in many
     shares), ~0.4 CPU-s each at a million records, and the second core is idle during
-    the attach. None (nothing started) where `solve_day` will not run for these units."""
+    the attach. A bare process and a pipe, not a pool: a pool's threads would take the
+    attach's turns at the interpreter lock. None (nothing started) where `solve_day`
+    will not run for these units."""
     if not can_solve_day(path, units.values()):
         yield None
         return
@@ -315,8 +322,18 @@ def texts_ahead(path: str, units: Mapping[str, Unit]) -> Iterator[TextsAhead | N
     for u in units.values():
         text_of.setdefault(u.rep.record_key, u.rep.text)
     keys = sorted(text_of)
-    with mp.get_context("fork").Pool(1) as pool:
-        yield TextsAhead(keys, pool, pool.apply_async(texts_vectors, ([text_of[k] for k in keys],)))
+    ctx = mp.get_context("fork")
+    ours, theirs = ctx.Pipe(duplex=False)
+    process = ctx.Process(target=_vectorise_into, args=(theirs, [text_of[k] for k in keys]))
+    process.start()
+    theirs.close()
+    try:
+        yield TextsAhead(keys, process, ours)
+    finally:
+        ours.close()
+        if process.is_alive():
+            process.terminate()
+        process.join()
 
 
 def solve_day(
