@@ -375,3 +375,73 @@ def test_stored_rows_featurise_as_their_full_records(store: SQLiteStore) -> None
             else:
                 assert x == y, name
     assert any(len(d.abstract_shingles) for d in lite)
+
+
+def _first_feed(n: int) -> list[SourceRecord]:
+    out: dict[str, SourceRecord] = {}
+    path = shared_file("arxiv/daily-feed-2025-03-to-2026-04.jsonl.gz")
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            d = json.loads(line)
+            if d["id"] not in out:
+                out[d["id"]] = rec(
+                    "arxiv", d["id"], title=d["title"], abstract=d["summary"],
+                    authors=d["authors"], year=int(d["feed_date"][:4]),
+                )
+                if len(out) == n:
+                    break
+    return list(out.values())
+
+
+@pytest.mark.parametrize("bucket", [64, 3])
+def test_stored_candidates_as_counted_one_doc_at_a_time(
+    store: SQLiteStore, bucket: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The day's look-up of stored LSH candidates (keys asked in chunks, counted and
+    ranked on arrays) gives what counting each doc's shared keys with a `Counter` gives,
+    in the same order: ties to the candidate met first, keys taken in the order of their
+    first stored row. With a small MAX_BUCKET, crowded keys are skipped; TOP_CANDIDATES
+    is made small so that the cut (and ties at it) is met often."""
+    from collections import Counter, defaultdict
+
+    import numpy as np
+
+    import paperdesk.store.works as works
+
+    recs = _first_feed(1200)
+    store.put_records(recs[:1000], origin="t")
+    resolve_store(store)
+    copies = [rec("bibtex", f"c{i}", title=r.title, authors=[a.name for a in r.authors][:2])
+              for i, r in enumerate(recs[:150])]
+    store.put_records([*copies, *recs[1000:]], origin="day")
+    rows = [(int(r), int(q), bytes(d)) for r, q, d in store.conn.execute(
+        "SELECT rowid, seq, data FROM records WHERE rowid > 1000 OR rowid % 7 = 0")]
+    batch = works.prepare(rows, MATCH_THRESHOLD)
+    monkeypatch.setattr(works, "MAX_BUCKET", bucket)
+    monkeypatch.setattr(works, "TOP_CANDIDATES", 2)
+    members = np.arange(len(batch.docs))
+
+    want: dict[int, list[int]] = defaultdict(list)
+    for i in members.tolist():
+        for k in (*batch.tkeys[i].tolist(), *batch.akeys[i].tolist()):
+            if k:
+                want[k].append(i)
+    by_key: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for k, rowid, work in store.conn.execute(
+        "SELECT band_key, record_rowid, work_id FROM work_lsh ORDER BY rowid"
+    ):
+        if k in want:
+            by_key[k].append((rowid, work))
+    hits: dict[int, Counter[tuple[int, int]]] = defaultdict(Counter)
+    for k, found in by_key.items():
+        if len(found) <= bucket:
+            for i in want[k]:
+                hits[i].update(found)
+    expected = {i: [rw for rw, _ in c.most_common(works.TOP_CANDIDATES)] for i, c in hits.items()}
+
+    got = works._sql_candidates(store.conn, members, batch)
+    assert got == expected
+    assert len(expected) > 300
+    cut = [c for c in hits.values() if len(c) > 2]
+    assert len(cut) > 15
+    assert sum(len(set(c.values())) < len(c) for c in cut) > 5  # ties among them
