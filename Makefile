@@ -11,6 +11,9 @@ STAMP   := $(VENV)/.installed
 # The compiled build of the ingest hot path (src/paperdesk/native.py), made into the venv when
 # a C compiler and the Python headers are there (else skipped: pure Python, slower ingest).
 NATIVE  := $(VENV)/.native-built
+# S2AND's given-name variant pairs (nicknames), taken from its wheel on PyPI without installing
+# it (see requirements-data.lock); author disambiguation reads it when ../shared/data is absent.
+NAMES   := $(VENV)/share/paperdesk/s2and_name_tuples_filtered.txt
 
 .PHONY: demo test lint typecheck lock clean-venv
 
@@ -31,16 +34,22 @@ $(STAMP): requirements.lock pyproject.toml $(KATEX)
 	$(PIP) install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
+$(NAMES): requirements-data.lock | $(STAMP)
+	mkdir -p $(VENV)/downloads $(dir $(NAMES))
+	$(PIP) download -q --disable-pip-version-check --no-deps --require-hashes -r requirements-data.lock -d $(VENV)/downloads
+	$(PY) scripts/extract_from_wheel.py $(VENV)/downloads/s2and-0.51.2-py3-none-any.whl s2and/data/s2and_name_tuples_filtered.txt $(NAMES)
+	rm -rf $(VENV)/downloads
+
 $(NATIVE): $(STAMP) $(wildcard src/paperdesk/normalize/*.py src/paperdesk/sources/*.py)
 	$(PY) -m paperdesk.native build $(VENV)/paperdesk-native --optional
 	touch $(NATIVE)
 
-demo: $(STAMP) $(NATIVE)
+demo: $(STAMP) $(NATIVE) $(NAMES)
 	PAPERDESK_DB=$(DB) bash scripts/demo.sh
 
 # The suite runs the pure-Python modules (the reference); tests/test_native.py checks the
 # compiled build against them.
-test: $(STAMP) $(NATIVE)
+test: $(STAMP) $(NATIVE) $(NAMES)
 	$(VENV)/bin/ruff check src tests bench
 	PAPERDESK_NATIVE=off $(VENV)/bin/pytest -q
 

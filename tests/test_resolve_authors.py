@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import shared_file
+from paperdesk.resolve import authors_names
 from paperdesk.resolve.authors import claim_record, merge_authors, resolve_authors, split_author
 from paperdesk.resolve.authors_disambiguate import disambiguate
 from paperdesk.resolve.authors_eval import (
@@ -55,6 +56,64 @@ def test_nickname_pairs_from_s2and_file(tmp_path: Path) -> None:
     pairs = load_variant_pairs(shared_file("names/s2and_name_tuples_filtered.txt"))
     assert ("chris", "christopher") in pairs and ("christopher", "chris") in pairs
     assert load_variant_pairs(tmp_path / "absent.txt") == frozenset()
+
+
+
+def test_variants_file_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """$PAPERDESK_NAME_VARIANTS, else the shared data file, else the environment's copy."""
+    shared = tmp_path / "shared" / "s2and_name_tuples_filtered.txt"
+    prefix = tmp_path / "venv"
+    packaged = prefix / "share" / "paperdesk" / shared.name
+    monkeypatch.delenv("PAPERDESK_NAME_VARIANTS", raising=False)
+    assert authors_names.variants_file(shared, str(prefix)) == shared  # neither: no pairs
+    packaged.parent.mkdir(parents=True)
+    packaged.write_text("chris,christopher\n")
+    assert authors_names.variants_file(shared, str(prefix)) == packaged
+    shared.parent.mkdir()
+    shared.write_text("bob,robert\n")
+    assert authors_names.variants_file(shared, str(prefix)) == shared
+    monkeypatch.setenv("PAPERDESK_NAME_VARIANTS", str(tmp_path / "mine.txt"))
+    assert authors_names.variants_file(shared, str(prefix)) == tmp_path / "mine.txt"
+
+
+def test_environment_copy_of_name_pairs() -> None:
+    """What `make` takes from S2AND's wheel: the list a machine without ../shared/data uses."""
+    import sys
+
+    copy = Path(sys.prefix) / "share" / "paperdesk" / "s2and_name_tuples_filtered.txt"
+    if not copy.is_file():
+        pytest.skip(f"{copy} is made by `make demo` / `make test` (requirements-data.lock)")
+    pairs = load_variant_pairs(copy)
+    assert len(pairs) // 2 > 5_000  # 11,782 lines in 0.51.2, each pair in both orders
+    assert ("chris", "christopher") in pairs and ("robert", "bob") in pairs
+
+
+@pytest.fixture
+def no_name_pairs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """A run without any given-name pairs file (the caches of the pairs and of the name
+    relations built from them are cleared before and after)."""
+    monkeypatch.setenv("PAPERDESK_NAME_VARIANTS", str(tmp_path / "absent.txt"))
+    authors_names.variant_pairs.cache_clear()
+    first_names_relation.cache_clear()
+    yield
+    monkeypatch.undo()
+    authors_names.variant_pairs.cache_clear()
+    first_names_relation.cache_clear()
+
+
+def test_resolve_reports_missing_name_pairs(
+    openreview: LabelledSet, tmp_path: Path, no_name_pairs: None
+) -> None:
+    from paperdesk.cli import main
+
+    db_path = tmp_path / "n.db"
+    store = open_store(db_path)
+    store.put_records(_records(openreview, {"Chelsea Finn"})[:3], origin="test")
+    store.close()
+    res = CliRunner().invoke(main, ["--db", str(db_path), "resolve", "--no-index", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["authors"]["nickname_pairs"] == 0
+    assert "no given-name variant pairs file" in res.stderr
 
 
 # -- B³ and baselines on a hand-made example ------------------------------------------
@@ -282,6 +341,9 @@ def test_cli_author_curations_and_unknown_id(tmp_path: Path, openreview: Labelle
     assert [(c["action"], c["who"]) for c in log] == [("merge", "ann")]
     res = runner.invoke(main, [*base, "resolve", "--full", "--json"])
     assert res.exit_code == 0, res.output
+    # the shared S2AND list: 11,850 lines, each pair in both orders
+    assert json.loads(res.stdout)["authors"]["nickname_pairs"] == 5_925
+    assert "variant pairs" not in res.stderr
     again = json.loads(runner.invoke(main, [*base, "author", merged, "--json"]).output)
     assert again["profiles"][0]["records_count"] >= 2
 

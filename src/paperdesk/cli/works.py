@@ -40,6 +40,12 @@ def resolve(ctx: Ctx, full: bool, works_only: bool, no_index: bool, as_json: boo
         from paperdesk.resolve.authors import resolve_authors
 
         report["authors"] = resolve_authors(ctx.store, full=full).to_dict()
+        if not report["authors"]["nickname_pairs"]:
+            click.echo(
+                "warning: no given-name variant pairs file was found (see PAPERDESK_NAME_VARIANTS"
+                " in docs/cli.md): nicknames such as Chris/Christopher are not joined",
+                err=True,
+            )
     if not no_index:
         from paperdesk.search.indexer import update_index  # only then: ~0.35 s to import
 

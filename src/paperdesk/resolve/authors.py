@@ -32,7 +32,7 @@ from paperdesk.resolve import authors_samples as samples
 from paperdesk.resolve.authors_disambiguate import Constraints, disambiguate
 from paperdesk.resolve.authors_features import Signature
 from paperdesk.resolve.authors_model import PairModel, default_model
-from paperdesk.resolve.authors_names import GivenName, parse_given
+from paperdesk.resolve.authors_names import GivenName, parse_given, variant_pairs
 from paperdesk.resolve.authors_units import (
     StageRow,
     Unit,
@@ -73,6 +73,9 @@ class AuthorStats:
     compared: int = 0
     """Signatures clustered: new unit representatives plus the stored ones they met."""
     full: bool = False
+    nickname_pairs: int = 0
+    """Given-name variant pairs the name comparison had (0: no pairs file was found, so
+    "Chris" and "Christopher" stay apart; see `authors_names.variants_file`)."""
     seconds: dict[str, float] = field(default_factory=dict)
     """Wall seconds per phase (read, attach, context, cluster, write), to see where a run's
     time goes."""
@@ -310,7 +313,7 @@ def _runs_full(store: SQLiteStore, full: bool, model: PairModel) -> bool:
 def _resolve_authors(store: SQLiteStore, *, full: bool, model: PairModel) -> AuthorStats:
     conn = store.conn
     state = store.get_checkpoint(CHECKPOINT) or {}
-    stats = AuthorStats(full=full)
+    stats = AuthorStats(full=full, nickname_pairs=len(variant_pairs()) // 2)
     since = 0 if full else int(state.get("seq", 0))
     seen_curation = 0 if full else int(state.get("curation", 0))
     if state.get("model") != model.meta.get("version") or state.get("format") != FORMAT:

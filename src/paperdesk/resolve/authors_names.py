@@ -6,15 +6,16 @@ whether two of them *can* be one person is decided here, before any learned scor
 cannot-link in clustering (as in S2AND), so a merge through a bare initial can never glue
 two differently named people together.
 
-Nicknames ("Chris" / "Christopher") come from S2AND's given-name variant pairs when that
-file is available (`$PAPERDESK_NAME_VARIANTS`, else the shared data folder next to the
-checkout); without it, only exact, initial and hyphenation matches count.
+Nicknames ("Chris" / "Christopher") come from S2AND's given-name variant pairs, found by
+`variants_file`; without a file, only exact, initial and hyphenation matches count (a
+resolve run reports how many pairs it had, `nickname_pairs`, so that is never silent).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -80,10 +81,27 @@ def parse_given(given: str | None) -> GivenName:
     return GivenName(first, len(first) > 1, initials, "".join(tokens), tuple(tokens))
 
 
+def variants_file(shared: Path = _DEFAULT_VARIANTS, prefix: str = sys.prefix) -> Path:
+    """The given-name pairs file: `$PAPERDESK_NAME_VARIANTS`; else the shared data folder
+    next to the checkout (the file the benchmarks and their figures use); else the copy
+    `make` takes from S2AND's wheel into the environment (`share/paperdesk/`, see
+    requirements-data.lock) — a later revision of the same list (11,782 lines against the
+    shared file's 11,850), so a machine without the shared data still joins
+    "Chris"/"Christopher". The first candidate is returned even when absent (then no
+    pairs load)."""
+    env = os.environ.get("PAPERDESK_NAME_VARIANTS")
+    if env:
+        return Path(env)
+    packaged = Path(prefix) / "share" / "paperdesk" / shared.name
+    if not shared.is_file() and packaged.is_file():
+        return packaged
+    return shared
+
+
 def load_variant_pairs(path: str | Path | None = None) -> frozenset[tuple[str, str]]:
     """Given-name variant pairs ("chris", "christopher"), both orders; empty when the file
     is absent. Lines are `a,b`; anything else is skipped."""
-    where = Path(path or os.environ.get("PAPERDESK_NAME_VARIANTS") or _DEFAULT_VARIANTS)
+    where = Path(path) if path else variants_file()
     pairs: set[tuple[str, str]] = set()
     try:
         text = where.read_text(encoding="utf-8", errors="replace")
