@@ -10,6 +10,7 @@ import json
 import random
 import sqlite3
 from collections import Counter, defaultdict
+from dataclasses import astuple
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,7 @@ from paperdesk.resolve.authors_features import Signature, set_frequencies, signa
 from paperdesk.resolve.authors_names import first_names_relation, load_variant_pairs, parse_given
 from paperdesk.store import authors as db
 from paperdesk.store import open_store
+from paperdesk.store.sqlite import SQLiteStore
 
 # -- names ----------------------------------------------------------------------------
 
@@ -454,8 +456,6 @@ def test_fixed_members_score_the_same_with_fewer_coauthor_columns(openreview: La
 def test_stored_samples_score_like_their_records(openreview: LabelledSet, tmp_path: Path) -> None:
     """A profile's sampled members come back from `author_samples` with the fields and
     text vector their records give (so an incremental run scores them the same)."""
-    import json
-
     import numpy as np
 
     from paperdesk.resolve import authors_samples
@@ -465,8 +465,7 @@ def test_stored_samples_score_like_their_records(openreview: LabelledSet, tmp_pa
     recs = _records(openreview, {"Chelsea Finn", "Jun Liu"})
     store.put_records(recs, origin="test")
     resolve_authors(store)
-    rows = store.conn.execute("SELECT reps FROM author_profiles")
-    reps = {r for (text,) in rows for r in json.loads(text)}
+    reps = {r for p in db.profile_rows(store.conn) for r in p.reps}
     kept = db.get_samples(store.conn, reps)
     assert kept and set(kept) == reps
     by_id = {s.sig_id: s for r in recs for s in signatures_from_record(r)}
@@ -513,8 +512,7 @@ def test_streaming_workers_give_the_serial_run(openreview: LabelledSet, tmp_path
         q = store.conn.execute
         out = (
             q("SELECT * FROM author_signatures ORDER BY sig_id").fetchall(),
-            q("SELECT author_id, name, name_folded, block, n_signatures, n_records, givens, reps"
-              " FROM author_profiles ORDER BY author_id").fetchall(),
+            [astuple(p)[:-1] for p in db.profile_rows(store.conn)],
             q("SELECT * FROM author_samples ORDER BY sig_id").fetchall(),
         )
         store.close()
@@ -599,10 +597,8 @@ def test_profile_rows_after_a_day_equal_a_recount(openreview: LabelledSet, tmp_p
     assert len(db.signatures_of_records(conn, [changed.key])) == len(changed.authors) - 1
     assert store.get_checkpoint("authors")["signatures"] == db.count_signatures(conn)
     stored = {
-        aid: (n_sig, n_rec, json.loads(givens), sorted(map(tuple, json.loads(variants)), key=repr))
-        for aid, n_sig, n_rec, givens, variants in conn.execute(
-            "SELECT author_id, n_signatures, n_records, givens, variants FROM author_profiles"
-        )
+        p.author_id: (p.n_signatures, p.n_records, p.givens, sorted(p.variants, key=repr))
+        for p in db.profile_rows(conn)
     }
     recount = {
         aid: (
@@ -662,8 +658,7 @@ def test_day_in_workers_gives_the_one_process_day(
         assert stats.records == len(day) and not stats.full
         out = (
             q("SELECT * FROM author_signatures ORDER BY sig_id").fetchall(),
-            q("SELECT author_id, name, name_folded, block, n_signatures, n_records, givens, reps,"
-              " variants FROM author_profiles ORDER BY author_id").fetchall(),
+            list(db.profile_rows(store.conn)),
             q("SELECT * FROM author_samples ORDER BY sig_id").fetchall(),
             q("SELECT old_id, new_id FROM author_redirects ORDER BY old_id").fetchall(),
             [stats.compared, stats.profiles_created, stats.profiles_total],
@@ -796,6 +791,14 @@ def test_author_names_stay_exact_under_every_write(openreview: LabelledSet, tmp_
     store.close()
 
 
+def _resolved(path: Path, recs: list) -> SQLiteStore:
+    """A store at `path` holding `recs`, its authors resolved."""
+    store = open_store(path)
+    store.put_records(recs, origin="test")
+    resolve_authors(store)
+    return store
+
+
 def test_author_names_migration_counts_an_old_store(openreview: LabelledSet, tmp_path: Path) -> None:
     """A store resolved before migrations 037-038 (signature indexes on name, block and
     author, an implicit rowid, no count tables or member lists) is upgraded on open: the
@@ -803,9 +806,7 @@ def test_author_names_migration_counts_an_old_store(openreview: LabelledSet, tmp
     then resolves exactly as on a store that had them from the start."""
     recs = _records(openreview, {"Jun Liu", "Chelsea Finn", "Sergey Levine"})
     path = tmp_path / "old.db"
-    store = open_store(path)
-    store.put_records(recs[:-8], origin="test")
-    resolve_authors(store)
+    store = _resolved(path, recs[:-8])
     conn = store.conn
     conn.executescript(  # the signature table as migrations 030-036 left it
         "DROP TABLE author_names; DROP TABLE author_blocks; DROP TABLE author_members;"
@@ -824,9 +825,7 @@ def test_author_names_migration_counts_an_old_store(openreview: LabelledSet, tmp
     )
     old_rows = conn.execute("SELECT rowid, * FROM author_signatures ORDER BY rowid").fetchall()
     store.close()
-    reference = open_store(tmp_path / "new.db")
-    reference.put_records(recs[:-8], origin="test")
-    resolve_authors(reference)
+    reference = _resolved(tmp_path / "new.db", recs[:-8])
     store = open_store(path)
     conn = store.conn
     indexes = {r[1] for r in conn.execute("PRAGMA index_list(author_signatures)")}
@@ -843,10 +842,103 @@ def test_author_names_migration_counts_an_old_store(openreview: LabelledSet, tmp
         " FROM author_signatures ORDER BY sig_id"
     )
     assert conn.execute(sql).fetchall() == reference.conn.execute(sql).fetchall()
-    sql = (
-        "SELECT author_id, name, name_folded, block, n_signatures, n_records, givens, reps,"
-        " variants FROM author_profiles ORDER BY author_id"
+    assert list(db.profile_rows(conn)) == list(db.profile_rows(reference.conn))
+    store.close()
+    reference.close()
+
+
+# -- author_profiles in the slim form of migration 039 ------------------------------------
+
+
+def test_profile_codec_gives_back_every_variant(openreview: LabelledSet, tmp_path: Path) -> None:
+    """Packed variants, folded names and times decode to exactly what was packed: the real
+    profiles' variants, and the forms the guesses miss (a name that is not ASCII, a given
+    name other than the first word, None or empty, another block, a folded name unlike
+    the display name)."""
+    from paperdesk.store import profiles_codec as codec
+
+    store = open_store(tmp_path / "c.db")
+    store.put_records(_records(openreview, {"Jun Liu", "Chelsea Finn", "Yang Liu"}), origin="test")
+    resolve_authors(store)
+    real = [(p.block, p.variants) for p in db.profile_rows(store.conn)]
+    assert real and all(v for _, v in real)
+    odd = [
+        ("José Müller", "jose muller", "José", "muller j", 3),
+        ("Liu, Jun", "jun liu", "Jun", "liu j", 1),
+        ("J. Liu", "j liu", None, "liu j", 2),
+        ("J. Liu", "j liu", "", "liu j", 2),
+        ("J. Liu", "jun liu", "J.", "liu jun", 4),
+        ("Jun", "jun", "Jun", "jun", 1),
+    ]
+    for block, variants in [*real, ("liu j", odd)]:
+        packed = codec.pack_variants(variants, block)
+        assert codec.unpack_variants(packed, block) == variants
+    packed = [e for e in json.loads(codec.pack_variants(odd, "liu j"))]
+    assert packed[1] == ["Liu, Jun", 1, "jun liu", "Jun"] and packed[5] == ["Jun", 1, 0, 0, "jun"]
+    assert json.loads(codec.pack_variants([("Q. Liao", "q liao", "Q.", "liao q", 2)], "liao q")) == [
+        ["Q. Liao", 2]
+    ]
+    for name, folded in (("Q. Liao", "q liao"), ("José Müller", "jose muller"), ("A B", "b a")):
+        assert codec.unpack_folded(name, codec.pack_folded(name, folded)) == folded
+    for text in ("2026-11-30T07:36:35Z", "2026-11-30 07:36:35", "soon"):
+        assert codec.unpack_time(codec.pack_time(text)) == text
+    assert isinstance(codec.pack_time("2026-11-30T07:36:35Z"), int)
+    store.close()
+
+
+def test_profiles_migration_keeps_every_row_of_an_old_store(
+    openreview: LabelledSet, tmp_path: Path
+) -> None:
+    """A store whose profiles are in the layout of migrations 030-038 (a rowid table with
+    JSON variants and ISO times, one row left without variants) is upgraded on open: every
+    profile row decodes to what it held and shows the same, and its next day stores
+    exactly what a store that had the slim rows from the start stores."""
+    recs = _records(openreview, {"Jun Liu", "Chelsea Finn", "Sergey Levine"})
+    path = tmp_path / "old.db"
+    store = _resolved(path, recs[:-8])
+    conn = store.conn
+    rows = list(db.profile_rows(conn))
+    shown = {p.author_id: db.get_profile_row(conn, p.author_id) for p in rows}
+    conn.executescript(  # the profile table as migrations 030-038 left it
+        "DROP TABLE author_profiles;"
+        " CREATE TABLE author_profiles (author_id TEXT PRIMARY KEY, name TEXT NOT NULL,"
+        " name_folded TEXT NOT NULL, block TEXT NOT NULL, n_signatures INTEGER NOT NULL,"
+        " n_records INTEGER NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,"
+        " givens TEXT, reps TEXT, variants TEXT);"
+        " CREATE INDEX author_profiles_fit ON author_profiles(block, givens, n_signatures, author_id);"
+        " DELETE FROM migrations WHERE name = '039_author_profiles_slim.sql';"
     )
-    assert conn.execute(sql).fetchall() == reference.conn.execute(sql).fetchall()
+    conn.executemany(
+        "INSERT INTO author_profiles VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            (
+                p.author_id, p.name, p.name_folded, p.block, p.n_signatures, p.n_records,
+                shown[p.author_id]["created_at"], shown[p.author_id]["updated_at"],  # type: ignore[index]
+                json.dumps(p.givens), json.dumps(p.reps),
+                None if k == 0 else json.dumps(p.variants),
+            )
+            for k, p in enumerate(rows)
+        ),
+    )
+    store.close()
+    reference = _resolved(tmp_path / "new.db", recs[:-8])
+    store = open_store(path)
+    conn = store.conn
+    assert conn.execute(
+        "SELECT name FROM sqlite_master WHERE tbl_name = 'author_profiles' ORDER BY name"
+    ).fetchall() == [("author_profiles",), ("author_profiles_fit",)]
+    with pytest.raises(sqlite3.OperationalError):  # WITHOUT ROWID: no id index beside it
+        conn.execute("SELECT rowid FROM author_profiles")
+    migrated = list(db.profile_rows(conn))
+    assert migrated[1:] == rows[1:] and migrated[0].variants == []
+    assert {p.author_id: db.get_profile_row(conn, p.author_id) for p in rows} == shown
+    assert db.profile_states(conn, [rows[0].author_id])[rows[0].author_id].variants is None
+    for s in (store, reference):
+        s.put_records(recs[-8:], origin="test")
+        resolve_authors(s)
+    drop = {rows[0].author_id}  # recounted from its signatures: equal unless the day grew it
+    assert [p for p in db.profile_rows(conn) if p.author_id not in drop] == [
+        p for p in db.profile_rows(reference.conn) if p.author_id not in drop
+    ]
     store.close()
     reference.close()

@@ -17,6 +17,15 @@ from typing import Any
 import orjson
 
 from paperdesk.model import SourceRecord
+from paperdesk.store.profiles_codec import (
+    VariantCount,
+    now_seconds,
+    pack_folded,
+    pack_variants,
+    unpack_folded,
+    unpack_time,
+    unpack_variants,
+)
 from paperdesk.store.sqlite import decode_record, pack_ids, unpack_ids
 
 _CHUNK = 500
@@ -301,9 +310,6 @@ class ProfileRow:
     """Its (name, folded, given, block, count) name variants (see migration 034)."""
 
 
-VariantCount = tuple[str, str, str | None, str, int]
-
-
 _PROFILE_UPSERT = (
     "INSERT INTO author_profiles (author_id, name, name_folded, block, n_signatures,"
     " n_records, givens, reps, variants, created_at, updated_at)"
@@ -317,18 +323,48 @@ _PROFILE_UPSERT = (
 
 
 def put_profiles(conn: sqlite3.Connection, profiles: Iterable[ProfileRow]) -> None:
-    stamp = now()
+    """Insert or update these profiles' rows, in the slim form of migration 039."""
+    stamp = now_seconds()
     conn.executemany(
         _PROFILE_UPSERT,
         (
             (
-                p.author_id, p.name, p.name_folded, p.block, p.n_signatures, p.n_records,
-                orjson.dumps(p.givens).decode(), orjson.dumps(p.reps).decode(),
-                orjson.dumps(p.variants).decode(), stamp, stamp,
+                p.author_id, p.name, pack_folded(p.name, p.name_folded), p.block,
+                p.n_signatures, p.n_records, orjson.dumps(p.givens).decode(),
+                orjson.dumps(p.reps).decode(), pack_variants(p.variants, p.block), stamp, stamp,
             )
             for p in profiles
         ),
     )
+
+
+_PROFILE_COLS = "author_id, name, name_folded, block, n_signatures, n_records, givens, reps, variants"
+
+
+def profile_rows(
+    conn: sqlite3.Connection, author_ids: Iterable[str] | None = None
+) -> Iterator[ProfileRow]:
+    """The stored rows of these profiles (all, in id order, when `author_ids` is None),
+    decoded: what `put_profiles` was given (a row from before migration 034 has no
+    variants: an empty list)."""
+    def decode(r: tuple[Any, ...]) -> ProfileRow:
+        aid, name, folded, block, n_sig, n_rec, givens, reps, variants = r
+        return ProfileRow(
+            aid, name, unpack_folded(name, folded), block, int(n_sig), int(n_rec),
+            orjson.loads(givens or "[]"), orjson.loads(reps or "[]"),
+            [] if variants is None else unpack_variants(variants, block),
+        )
+
+    if author_ids is None:
+        sql = f"SELECT {_PROFILE_COLS} FROM author_profiles ORDER BY author_id"  # noqa: S608
+        yield from map(decode, conn.execute(sql))
+        return
+    for chunk in _chunks(sorted(set(author_ids))):
+        yield from map(decode, conn.execute(
+            f"SELECT {_PROFILE_COLS} FROM author_profiles"  # noqa: S608
+            f" WHERE author_id IN ({_marks(len(chunk))}) ORDER BY author_id",
+            list(chunk),
+        ))
 
 
 def delete_profiles(conn: sqlite3.Connection, author_ids: Iterable[str]) -> None:
@@ -455,7 +491,7 @@ def profile_states(conn: sqlite3.Connection, author_ids: Iterable[str]) -> dict[
     out: dict[str, ProfileState] = {}
     for chunk in _chunks(sorted(set(author_ids))):
         rows = conn.execute(
-            "SELECT author_id, reps, n_records, variants FROM author_profiles"  # noqa: S608
+            "SELECT author_id, reps, n_records, variants, block FROM author_profiles"  # noqa: S608
             f" WHERE author_id IN ({_marks(len(chunk))})",
             list(chunk),
         )
@@ -465,10 +501,10 @@ def profile_states(conn: sqlite3.Connection, author_ids: Iterable[str]) -> dict[
                 ProfileState(
                     orjson.loads(r or "[]"),
                     int(n),
-                    None if v is None else [tuple(x) for x in orjson.loads(v)],
+                    None if v is None else unpack_variants(v, b),
                 ),
             )
-            for a, r, n, v in rows
+            for a, r, n, v, b in rows
         )
     return out
 
@@ -761,7 +797,7 @@ def get_profile_row(conn: sqlite3.Connection, author_id: str) -> dict[str, Any] 
     if row is None:
         return None
     keys = ("author_id", "name", "block", "n_signatures", "n_records", "created_at", "updated_at")
-    return dict(zip(keys, row, strict=True))
+    return dict(zip(keys, (*row[:5], unpack_time(row[5]), unpack_time(row[6])), strict=True))
 
 
 def profiles_by_name(conn: sqlite3.Connection, name_folded: str, limit: int = 50) -> list[str]:

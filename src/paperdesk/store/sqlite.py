@@ -26,6 +26,7 @@ import orjson
 from paperdesk.errors import NotFoundError, StoreError
 from paperdesk.merge import merge_records
 from paperdesk.model import Author, SourceRecord, Version
+from paperdesk.store import profiles_codec
 from paperdesk.store.base import PutResult, Reject
 
 # CPython 3.11's sqlite3 looks every parameter that is not an int, float, str or bytearray up
@@ -90,6 +91,12 @@ class PackIds:
 
     def finalize(self) -> bytes:
         return pack_ids(self.ids)
+
+
+def _pack_variants_sql(variants: str | None, block: str) -> str | None:
+    """SQL `paperdesk_pack_variants(variants, block)`: a stored JSON variant list (migration
+    034) in the form of `profiles_codec.pack_variants`; NULL stays NULL."""
+    return None if variants is None else profiles_codec.pack_variants(orjson.loads(variants), block)
 
 
 _KNOWN_SQL = (
@@ -228,6 +235,10 @@ class SQLiteStore:
         self.conn.create_function("paperdesk_digest_key", 1, digest_key, deterministic=True)
         # Used by migration 038 and a full author run to pack each profile's members.
         self.conn.create_aggregate("paperdesk_pack_ids", 1, PackIds)  # type: ignore[arg-type]  # typeshed: finalize -> int; bytes work
+        # Used by migration 039 to store profile rows in their slim form.
+        self.conn.create_function("paperdesk_pack_folded", 2, profiles_codec.pack_folded, deterministic=True)
+        self.conn.create_function("paperdesk_pack_time", 1, profiles_codec.pack_time, deterministic=True)
+        self.conn.create_function("paperdesk_pack_variants", 2, _pack_variants_sql, deterministic=True)
         if self.conn.execute("PRAGMA page_count").fetchone()[0] == 0:
             # A new database gets 16 KiB pages (only possible before its first write): a
             # record row (~2 KB of JSON) and its payload (~2 KB) rarely spill into overflow
