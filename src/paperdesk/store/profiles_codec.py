@@ -17,6 +17,7 @@ pages a day writes follow the table's size. These encodings shrink a row from ~2
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -41,6 +42,13 @@ def given_guess(name: str) -> str:
     return name.split(" ", 1)[0]
 
 
+@lru_cache(maxsize=1 << 16)
+def _guesses(name: str) -> tuple[str | None, str]:
+    """(`fold_guess`, `given_guess`) of a name, cached: a profile's names recur in the
+    rows a day reads and writes."""
+    return fold_guess(name), given_guess(name)
+
+
 def _omitted(value: Any) -> bool:
     return type(value) is int and value == 0
 
@@ -50,15 +58,16 @@ def pack_variants(variants: list[VariantCount] | list[list[Any]], block: str) ->
     the count 0 where predicted (see the module) and trailing zeros left off."""
     out: list[list[Any]] = []
     for name, folded, given, vblock, count in variants:
-        e: list[Any] = [
-            name, count,
-            0 if folded == fold_guess(name) else folded,
-            0 if given == given_guess(name) else given,
-            0 if vblock == block else vblock,
-        ]
-        while len(e) > 2 and _omitted(e[-1]):
-            e.pop()
-        out.append(e)
+        fold, first = _guesses(name)
+        f = 0 if folded == fold else folded
+        if vblock != block:
+            out.append([name, count, f, 0 if given == first else given, vblock])
+        elif given != first:
+            out.append([name, count, f, given])
+        elif f != 0:
+            out.append([name, count, f])
+        else:
+            out.append([name, count])
     return orjson.dumps(out).decode()
 
 
@@ -67,9 +76,11 @@ def unpack_variants(text: str, block: str) -> list[VariantCount]:
     out: list[VariantCount] = []
     for e in orjson.loads(text):
         name = e[0]
-        folded = e[2] if len(e) > 2 and not _omitted(e[2]) else fold_guess(name)
-        given = e[3] if len(e) > 3 and not _omitted(e[3]) else given_guess(name)
-        vblock = e[4] if len(e) > 4 and not _omitted(e[4]) else block
+        fold, first = _guesses(name)
+        n = len(e)
+        folded = e[2] if n > 2 and not _omitted(e[2]) else fold
+        given = e[3] if n > 3 and not _omitted(e[3]) else first
+        vblock = e[4] if n > 4 and not _omitted(e[4]) else block
         out.append((name, folded, given, vblock, e[1]))  # type: ignore[arg-type]  # folded: a miss of the guess is always stored
     return out
 
