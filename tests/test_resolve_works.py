@@ -409,8 +409,13 @@ def test_stored_candidates_as_counted_one_doc_at_a_time(
     import paperdesk.store.works as works
 
     recs = _first_feed(1200)
-    store.put_records(recs[:1000], origin="t")
+    # Stored keys in both tables: folded ones and a later day's.
+    store.put_records(recs[:600], origin="t")
     resolve_store(store)
+    assert works.fold_lsh(store) > 0
+    store.put_records(recs[600:1000], origin="t2")
+    resolve_store(store)
+    assert store.conn.execute("SELECT COUNT(*) FROM work_lsh_day").fetchone()[0] > 0
     copies = [rec("bibtex", f"c{i}", title=r.title, authors=[a.name for a in r.authors][:2])
               for i, r in enumerate(recs[:150])]
     store.put_records([*copies, *recs[1000:]], origin="day")
@@ -428,7 +433,8 @@ def test_stored_candidates_as_counted_one_doc_at_a_time(
                 want[k].append(i)
     by_key: dict[int, list[tuple[int, int]]] = defaultdict(list)
     for k, rowid, work in store.conn.execute(
-        "SELECT band_key, record_rowid, work_id FROM work_lsh ORDER BY rowid"
+        "SELECT band_key, record_rowid, work_id FROM work_lsh UNION ALL"
+        " SELECT * FROM (SELECT band_key, record_rowid, work_id FROM work_lsh_day ORDER BY rowid)"
     ):
         if k in want:
             by_key[k].append((rowid, work))
@@ -445,3 +451,115 @@ def test_stored_candidates_as_counted_one_doc_at_a_time(
     cut = [c for c in hits.values() if len(c) > 2]
     assert len(cut) > 15
     assert sum(len(set(c.values())) < len(c) for c in cut) > 5  # ties among them
+
+
+def _work_tables(store: SQLiteStore) -> dict[str, list[tuple[object, ...]]]:
+    """What the works stage decided, timestamps aside; the band keys in stored order
+    (`work_lsh`'s rows, then `work_lsh_day`'s), whichever table holds them."""
+    c = store.conn
+    return {
+        "records": c.execute("SELECT * FROM work_records ORDER BY record_key").fetchall(),
+        "keys": c.execute("SELECT * FROM work_keys ORDER BY kind, value").fetchall(),
+        "works": c.execute(
+            "SELECT id, indexed_title, indexed_abstract FROM works ORDER BY id"
+        ).fetchall(),
+        "redirects": c.execute(
+            "SELECT old_id, new_id, reason FROM work_redirects ORDER BY old_id"
+        ).fetchall(),
+        "docs": c.execute("SELECT * FROM work_docs ORDER BY record_rowid").fetchall(),
+        "lsh": c.execute(
+            "SELECT * FROM (SELECT band_key, record_rowid, work_id FROM work_lsh ORDER BY rowid)"
+            " UNION ALL SELECT * FROM (SELECT band_key, record_rowid, work_id FROM work_lsh_day"
+            " ORDER BY rowid)"
+        ).fetchall(),
+    }
+
+
+def _days(store: SQLiteStore, recs: list[SourceRecord]) -> None:
+    """Three incremental days with copies of earlier papers, a curated merge and a split
+    between them (so that moved records' stored keys change work)."""
+
+    def copies(part: list[SourceRecord], tag: str) -> list[SourceRecord]:
+        return [
+            rec("bibtex", f"{tag}{i}", title=r.title, authors=[a.name for a in r.authors][:2])
+            for i, r in enumerate(part)
+        ]
+
+    store.put_records(recs[:400], origin="d1")
+    resolve_store(store)
+    store.put_records([*recs[400:700], *copies(recs[:60], "a")], origin="d2")
+    resolve_store(store)
+    w0 = work_id_for(store.conn, recs[0].key)
+    w1 = work_id_for(store.conn, recs[1].key)
+    assert w0 and w1 and w0 != w1
+    merge_works(store, w0, w1, who="ada")
+    split_work(store, w0, [recs[1].key], who="bob")
+    store.put_records([*recs[700:1000], *copies(recs[:120], "b")], origin="d3")
+    report = resolve_store(store)
+    assert report.by_content > 50
+
+
+def test_day_keys_apart_then_folded_decide_as_one_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Band keys a day adds go to `work_lsh_day`; readers take both tables, so days that
+    never fold decide exactly as days that fold before each run (as if one table held
+    every key), through curated merges and splits; a fold gives `work_lsh` the same rows
+    and rowids either way, and a full re-run starts both tables over."""
+    import paperdesk.store.works as works
+
+    recs = _first_feed(1100)
+    kept = open_store(tmp_path / "kept.db")
+    _days(kept, recs)
+    monkeypatch.setattr(works, "LSH_DAY_ROWS", 1)  # fold before every run
+    folded = open_store(tmp_path / "folded.db")
+    _days(folded, recs)
+    day = "SELECT COUNT(*) FROM work_lsh_day"
+    lsh = "SELECT COUNT(*) FROM work_lsh"
+    assert kept.conn.execute(lsh).fetchone()[0] == 0  # never folded
+    assert folded.conn.execute(lsh).fetchone()[0] > 0
+    assert 0 < folded.conn.execute(day).fetchone()[0] < kept.conn.execute(day).fetchone()[0]
+    assert _work_tables(kept) == _work_tables(folded)
+    # The split moved the stored keys of its record in whichever table held them.
+    moved = kept.conn.execute(
+        "SELECT DISTINCT l.work_id FROM work_lsh_day l JOIN records r ON r.rowid = l.record_rowid"
+        " WHERE r.key = ?",
+        (recs[1].key,),
+    ).fetchall()
+    assert moved == [(int(work_id_for(kept.conn, recs[1].key)[1:]),)]  # type: ignore[index]
+
+    rows = "SELECT rowid, * FROM work_lsh ORDER BY rowid"
+    assert works.fold_lsh(kept) > 0 and works.fold_lsh(folded) > 0
+    assert kept.conn.execute(day).fetchone()[0] == 0
+    assert kept.conn.execute(rows).fetchall() == folded.conn.execute(rows).fetchall()
+
+    for s in (kept, folded):
+        s.put_records(recs[1000:], origin="again")
+        resolve_store(s, full=True)
+        assert s.conn.execute(day).fetchone()[0] == 0
+    assert _work_tables(kept) == _work_tables(folded)
+    kept.close()
+    folded.close()
+
+
+def test_store_from_before_the_day_table_resolves_its_next_day(tmp_path: Path) -> None:
+    """A store resolved before migration 042 (its keys all in `work_lsh`) gets an empty
+    `work_lsh_day` on open, and its next day decides as on a store that had it."""
+    recs = _first_feed(700)
+    old, new = open_store(tmp_path / "old.db"), open_store(tmp_path / "new.db")
+    for s in (old, new):
+        s.put_records(recs[:500], origin="d1")
+        resolve_store(s, full=True)  # a full run writes `work_lsh` directly
+        assert s.conn.execute("SELECT COUNT(*) FROM work_lsh_day").fetchone()[0] == 0
+    old.conn.execute("DROP TABLE work_lsh_day")
+    old.conn.execute("DELETE FROM migrations WHERE name = '042_work_lsh_day.sql'")
+    old.close()
+    old = open_store(tmp_path / "old.db")
+    assert old.conn.execute("SELECT COUNT(*) FROM work_lsh_day").fetchone()[0] == 0
+    for s in (old, new):
+        s.put_records(recs[500:], origin="d2")
+        resolve_store(s)
+        assert s.conn.execute("SELECT COUNT(*) FROM work_lsh_day").fetchone()[0] > 0
+    assert _work_tables(old) == _work_tables(new)
+    old.close()
+    new.close()

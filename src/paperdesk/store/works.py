@@ -49,6 +49,16 @@ PARALLEL_MIN = 50_000
 DOC_CACHE = 400_000
 """Features of at most this many indexed records are kept between batches (~1.5 kB each)."""
 _CHUNK = 500  # SQLite host-parameter chunk
+LSH_DAY_ROWS = 250_000
+"""Rows `work_lsh_day` may hold before a run folds them into `work_lsh`. A 1M store's day
+adds ~30k: the small table's index stays a few hundred pages (each day dirties about all
+of them), and the fold, which dirties about every leaf of `work_lsh_key` as one day used
+to, comes once in ~8 days."""
+LSH_TABLES = ("work_lsh", "work_lsh_day")
+"""The stored band keys: the folded rows, then the rows added since the last fold."""
+_DAY_ORDER = 1 << 40
+"""Added to `work_lsh_day` rowids where both tables' rows are ranked in stored order:
+they come after every `work_lsh` row, as they will once folded."""
 
 
 @dataclass
@@ -265,6 +275,8 @@ class _Run:
     """The id the next new work gets (ids are never reused, nor are merged-away ones)."""
     index: LshIndex | None = None
     """In-memory copy of `work_lsh` for large runs (None: look keys up in SQL)."""
+    lsh_table: str = "work_lsh"
+    """Where the run's new band keys go: `work_lsh_day` on a small incremental run."""
 
     def follow(self, work: int) -> int:
         for _ in range(100):
@@ -316,7 +328,7 @@ def _resolve_works(
     if full:
         old_assignment = dict(conn.execute("SELECT record_key, work_id FROM work_records"))
         with store.transaction():
-            for table in ("work_records", "work_keys", "work_lsh", "work_docs", "works"):
+            for table in ("work_records", "work_keys", *LSH_TABLES, "work_docs", "works"):
                 conn.execute(f"DELETE FROM {table}")  # noqa: S608 (fixed names)
         after = 0
     else:
@@ -342,7 +354,12 @@ def _resolve_works(
     )
     run.next_id = _first_new_id(conn, base)
     if in_memory or (in_memory is None and todo >= PARALLEL_MIN):
+        fold_lsh(store)
         run.index = _load_index(conn)
+    elif not full:
+        if _day_rows(conn) >= LSH_DAY_ROWS:
+            fold_lsh(store)
+        run.lsh_table = "work_lsh_day"
     for batch in _prepared(conn, after, batch_size, nproc, threshold):
         if len(run.cache) > DOC_CACHE:
             run.cache.clear()
@@ -360,13 +377,37 @@ def _resolve_works(
     return report
 
 
+def _day_rows(conn: sqlite3.Connection) -> int:
+    """About how many rows `work_lsh_day` holds (its largest rowid: rows are only
+    appended, and a fold empties the table, so rowids start again from 1)."""
+    return int(conn.execute("SELECT MAX(rowid) FROM work_lsh_day").fetchone()[0] or 0)
+
+
+def fold_lsh(store: SQLiteStore) -> int:
+    """Move the rows of `work_lsh_day` into `work_lsh`, in their order, in one
+    transaction; the number moved. `work_lsh` gets the rows (and rowids) it would have
+    had, had they been written there."""
+    conn = store.conn
+    if not _day_rows(conn):
+        return 0
+    with store.transaction():
+        cur = conn.execute(
+            "INSERT INTO work_lsh (band_key, record_rowid, work_id)"
+            " SELECT band_key, record_rowid, work_id FROM work_lsh_day ORDER BY rowid"
+        )
+        conn.execute("DELETE FROM work_lsh_day")
+    return int(cur.rowcount)
+
+
 def _load_index(conn: sqlite3.Connection) -> LshIndex:
-    """`work_lsh` in memory (a large run looks up tens of thousands of keys per batch)."""
+    """The stored band keys in memory (a large run looks up tens of thousands of keys per
+    batch)."""
     index = LshIndex()
-    rows = np.array(
-        conn.execute("SELECT band_key, record_rowid, work_id FROM work_lsh").fetchall(),
-        dtype=np.int64,
-    ).reshape(-1, 3)
+    sql = " UNION ALL ".join(
+        f"SELECT band_key, record_rowid, work_id FROM {t}"  # noqa: S608 (fixed names)
+        for t in LSH_TABLES
+    )
+    rows = np.array(conn.execute(sql).fetchall(), dtype=np.int64).reshape(-1, 3)
     index.add(rows[:, 0], rows[:, 1], rows[:, 2])
     return index
 
@@ -377,9 +418,16 @@ def _backfill_docs(store: SQLiteStore) -> None:
     conn = store.conn
     if conn.execute("SELECT 1 FROM work_docs LIMIT 1").fetchone() is not None:
         return
-    if conn.execute("SELECT 1 FROM work_lsh LIMIT 1").fetchone() is None:
+    if conn.execute(
+        "SELECT 1 FROM work_lsh UNION ALL SELECT 1 FROM work_lsh_day LIMIT 1"
+    ).fetchone() is None:
         return
-    rowids = [r for (r,) in conn.execute("SELECT DISTINCT record_rowid FROM work_lsh")]
+    rowids = [
+        r
+        for (r,) in conn.execute(
+            "SELECT record_rowid FROM work_lsh UNION SELECT record_rowid FROM work_lsh_day"
+        )
+    ]
     for part in _chunks(rowids):
         sql = f"SELECT rowid, data FROM records WHERE rowid IN ({_marks(len(part))})"  # noqa: S608
         rows = [
@@ -553,7 +601,7 @@ def _resolve_batch(
     out.flush(conn)
     report.by_identity += counts["id"]
     report.by_content += counts["content"]
-    # work_lsh rows: every key of each indexed (record, field), in key order (B-tree
+    # Band key rows: every key of each indexed (record, field), in key order (B-tree
     # inserts in key order touch each page once).
     parts = []
     for field, fkeys in ((0, tkeys), (1, akeys)):
@@ -584,7 +632,7 @@ def _resolve_batch(
         arr = arr[arr[:, 0] != 0]
         arr = arr[np.argsort(arr[:, 0], kind="stable")]
         conn.executemany(
-            "INSERT INTO work_lsh (band_key, record_rowid, work_id) VALUES (?, ?, ?)",
+            f"INSERT INTO {run.lsh_table} (band_key, record_rowid, work_id) VALUES (?, ?, ?)",  # noqa: S608
             arr.tolist(),
         )
         if run.index is not None:
@@ -625,7 +673,7 @@ def _merge_into(conn: sqlite3.Connection, old: int, new: int, reason: str) -> No
     for table, col in (
         ("work_records", "work_id"),
         ("work_keys", "work_id"),
-        ("work_lsh", "work_id"),
+        *((t, "work_id") for t in LSH_TABLES),
     ):
         conn.execute(f"UPDATE {table} SET {col} = ? WHERE {col} = ?", (new, old))  # noqa: S608
     conn.execute(
@@ -689,8 +737,8 @@ def _lsh_rows(
     conn: sqlite3.Connection, out: _Writes, work: int, group: Sequence[int], docs: Sequence[Doc]
 ) -> list[tuple[int, int, int]]:
     """(batch index, field, work) of the first title and the first abstract the work gets:
-    their band keys go to `work_lsh` (not every record's: versions of one paper add
-    little, and the table stays small)."""
+    their band keys are stored (`LSH_TABLES`; not every record's: versions of one paper
+    add little, and the table stays small)."""
     flags = out.flags_of(conn, work)
     rows: list[tuple[int, int, int]] = []
     for i in group:
@@ -809,18 +857,19 @@ def _content_candidates(
 
 
 _LSH_CHUNK = 999
-"""Band keys asked per `work_lsh` query."""
+"""Band keys asked per query of a band key table."""
 
 
 def _sql_candidates(
     conn: sqlite3.Connection, members: np.ndarray, batch: Prepared
 ) -> dict[int, list[tuple[int, int]]]:
     """doc → (rowid, work) of the stored records sharing the most LSH keys with it (at
-    most TOP_CANDIDATES, most shared first), looked up in `work_lsh` (small runs: no
-    index to load). A key held by more than MAX_BUCKET stored records says nothing and
+    most TOP_CANDIDATES, most shared first), looked up in `work_lsh` and `work_lsh_day`
+    (small runs: no index to load). A key held by more than MAX_BUCKET stored records says nothing and
     is skipped (as in the batch); a key a doc holds twice counts twice. Ties go to the
     candidate met first when the keys are taken in the order of their first stored row
-    and each key's rows in stored order.
+    and each key's rows in stored order (`work_lsh_day`'s rows after `work_lsh`'s: where
+    a fold puts them, so a fold changes no decision).
 
     The keys are asked in chunks through the key index, the rows sorted by rowid here
     (a temp table of the ~55k keys of a 1M store's day cost 0.25 s to fill, and as a
@@ -832,12 +881,13 @@ def _sql_candidates(
     qd, qk = qd[qk != 0], qk[qk != 0]
     keys = np.unique(qk).tolist()
     found: list[tuple[int, int, int, int]] = []
-    for part in _chunks(keys, _LSH_CHUNK):
-        found += conn.execute(
-            "SELECT rowid, band_key, record_rowid, work_id FROM work_lsh"  # noqa: S608
-            f" WHERE band_key IN ({_marks(len(part))})",
-            part,
-        ).fetchall()
+    for table, after in zip(LSH_TABLES, (0, _DAY_ORDER), strict=True):
+        for part in _chunks(keys, _LSH_CHUNK):
+            found += conn.execute(
+                f"SELECT rowid + {after}, band_key, record_rowid, work_id FROM {table}"  # noqa: S608
+                f" WHERE band_key IN ({_marks(len(part))})",
+                part,
+            ).fetchall()
     if not found:
         return {}
     rows = np.array(found, dtype=np.int64).reshape(-1, 4)
@@ -959,7 +1009,7 @@ def _restore_ids(conn: sqlite3.Connection, old: dict[str, int], base: int) -> No
     for table, col in (
         ("work_records", "work_id"),
         ("work_keys", "work_id"),
-        ("work_lsh", "work_id"),
+        *((t, "work_id") for t in LSH_TABLES),
         ("works", "id"),
     ):
         conn.execute(
@@ -1184,11 +1234,12 @@ def split_work(
                 f"UPDATE work_records SET work_id = ?, how = 'curation' WHERE record_key IN ({m})",  # noqa: S608
                 [new, *part],
             )
-            conn.execute(
-                f"UPDATE work_lsh SET work_id = ? WHERE record_rowid IN"  # noqa: S608
-                f" (SELECT rowid FROM records WHERE key IN ({m}))",
-                [new, *part],
-            )
+            for table in LSH_TABLES:
+                conn.execute(
+                    f"UPDATE {table} SET work_id = ? WHERE record_rowid IN"  # noqa: S608
+                    f" (SELECT rowid FROM records WHERE key IN ({m}))",
+                    [new, *part],
+                )
         # Identifiers only the moved records carry now name the new work.
         stay_ids: set[tuple[str, str]] = set()
         move_ids: set[tuple[str, str]] = set()
