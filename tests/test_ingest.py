@@ -163,6 +163,74 @@ def test_parallel_workers_store_the_same_as_serial(tmp_path: Path, monkeypatch: 
         assert store.count_records() > 100
 
 
+def _stored(db: Path) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+    with open_store(db) as store:
+        records = store.conn.execute(
+            "SELECT key, data, title, feed_date FROM records ORDER BY key"
+        ).fetchall()
+        payloads = store.conn.execute(
+            "SELECT r.key, p.sha256, p.format, p.body FROM payloads p"
+            " JOIN records r ON r.rowid = p.record_rowid ORDER BY r.key, p.sha256"
+        ).fetchall()
+    return records, payloads
+
+
+def test_parallel_workers_read_an_uncompressed_file_by_range(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An uncompressed file is read by the workers themselves, by byte range, and no payload
+    crosses the pipes: the store, payload bytes and rejects are exactly the serial ones,
+    with odd lines (CRLF, blank, leading blanks, a bad one, a repeated one, no final line
+    break) and chunk edges falling inside lines."""
+    import paperdesk.ingest as ing
+    import paperdesk.ingest_pool as pool
+
+    lines = feed_lines(1100)
+    lines[0] = b"  " + lines[0]
+    lines[10] = lines[10].rstrip(b"\n") + b"\r\n"
+    lines[20] = b"\n"
+    lines[30] = b'{"id": "2503.99999", "title": broken\n'
+    lines[40] = lines[39]
+    lines[-1] = lines[-1].rstrip(b"\n")
+    src = tmp_path / "feed.jsonl"
+    src.write_bytes(b"".join(lines))
+    monkeypatch.setattr(ing, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(pool, "SCAN_BYTES", 4096)
+    results = {}
+    for workers in (0, 2):
+        db = tmp_path / f"w{workers}.db"
+        with open_store(db) as store:
+            rep = ingest_paths(store, [src], on_error="skip", batch_size=250, workers=workers)
+        results[workers] = (_stored(db), [(r.record_no, r.error) for r in rep.rejects])
+        assert rep.inserted == 1097  # 1,100 lines: a blank, a bad and a repeated one
+    assert results[0] == results[2]
+    assert [no for no, _ in results[2][1]] == [31]
+    bodies = {body for _, _, _, body in results[2][0][1]}
+    assert lines[0].rstrip(b"\n") in bodies and lines[10].rstrip(b"\r\n") in bodies
+    assert lines[-1] in bodies
+
+
+def test_range_chunks_cut_where_line_chunks_do() -> None:
+    """The byte ranges of an uncompressed file hold the same lines as the line chunks."""
+    import io
+
+    import paperdesk.ingest_pool as pool
+
+    for data in (b"", b"a\n", b"a", b"a\nb", b"a\n\nbc\r\nd\n" * 7, b"x" * 30 + b"\ny\n" * 9):
+        for lines in (1, 2, 3, 10):
+            want = [(f, n, d) for f, n, d in pool.line_chunks(io.BytesIO(data), lines, "t", ())]
+            for scan in (1, 2, 5, 64):
+                pool.SCAN_BYTES = scan
+                try:
+                    got = [
+                        (f, n, data[o : o + k])
+                        for f, n, o, k in pool.range_chunks(io.BytesIO(data), lines)
+                    ]
+                finally:
+                    pool.SCAN_BYTES = 1 << 20
+                assert got == want, (data, lines, scan)
+
+
 def test_bulk_write_starts_a_large_wal_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A bulk ingest truncates the WAL between transactions once it is large, instead of
     letting it grow as large as the database (its background checkpoints cannot restart it)."""
