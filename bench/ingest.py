@@ -1,6 +1,7 @@
 """Ingest throughput, memory and re-ingest speed (issue 2's performance figures).
 
     .venv/bin/python bench/ingest.py [--snapshot-records 1000000] [--workdir /tmp/pd-bench]
+                                     [--snapshot EXISTING.jsonl]
 
 1. the shared daily feed (~102k real records, gzipped JSON lines) into a fresh database;
 2. the same file again, unchanged (recognised by digest), and again with --force (every
@@ -107,9 +108,16 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--snapshot-records", type=int, default=1_000_000)
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/paperdesk-bench-ingest"))
+    ap.add_argument(
+        "--snapshot", type=Path, default=None,
+        help="ingest this existing bulk-snapshot stream (e.g. an earlier run's snapshot.jsonl)"
+        " instead of generating one: runs compared side by side then read the same bytes",
+    )
     args = ap.parse_args()
     if not FEED.exists():
         sys.exit(f"shared daily feed not found at {FEED}")
+    if args.snapshot is not None and args.snapshot.resolve().is_relative_to(args.workdir.resolve()):
+        sys.exit("--snapshot must lie outside --workdir (the workdir is emptied first)")
     shutil.rmtree(args.workdir, ignore_errors=True)
     args.workdir.mkdir(parents=True)
     native = subprocess.run(
@@ -130,12 +138,16 @@ def main() -> None:
           f"forced re-read {first['seconds'] / forced['seconds']:.1f}x")
     print(f"database size: {db.stat().st_size / 2**20:.0f} MiB")
 
-    if args.snapshot_records:
+    if args.snapshot is not None:
+        snap = args.snapshot
+        print(f"snapshot stream {snap} ({snap.stat().st_size / 2**20:.0f} MiB)")
+    elif args.snapshot_records:
         snap = args.workdir / "snapshot.jsonl"
         t = time.perf_counter()
         make_snapshot(args.snapshot_records, snap)
         print(f"generated {args.snapshot_records:,} snapshot records "
               f"({snap.stat().st_size / 2**20:.0f} MiB) in {time.perf_counter() - t:.0f} s")
+    if args.snapshot is not None or args.snapshot_records:
         big = run(args.workdir / "snap.db", snap)
         show("bulk snapshot stream, first ingest", big)
         print(f"database size: {(args.workdir / 'snap.db').stat().st_size / 2**20:.0f} MiB")
