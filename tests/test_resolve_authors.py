@@ -12,6 +12,7 @@ import sqlite3
 from collections import Counter, defaultdict
 from dataclasses import astuple
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -422,20 +423,18 @@ def test_parallel_clustering_gives_the_serial_labels(openreview: LabelledSet) ->
         dis.PARALLEL_MIN = old
 
 
-def test_fixed_members_score_the_same_with_fewer_coauthor_columns(openreview: LabelledSet) -> None:
-    """`sig_arrays` codes a fixed signature's co-author keys only where a free one has
-    them (and its own block): every pair with a free side, in a block or across blocks,
-    gets the feature row the full coding gives."""
+def _day_pairs(data: LabelledSet, seed: int) -> tuple[list[Signature], Any, set[str], list[int], Any]:
+    """Signatures of four crowded names as a day sees them: (signatures, their text
+    vectors, the stored ones' ids (~90 %), the new ones' indices, the scored pairs as
+    two index arrays: every pair with a new side in a block, and 3,000 across blocks)."""
     import numpy as np
 
     from paperdesk.resolve.authors_features import text_vectors
-    from paperdesk.resolve.authors_vectors import pair_rows, sig_arrays
 
-    recs = _records(openreview, {"Jun Liu", "Yang Liu", "Chelsea Finn", "Sergey Levine"})
+    recs = _records(data, {"Jun Liu", "Yang Liu", "Chelsea Finn", "Sergey Levine"})
     sigs = [s for r in recs for s in signatures_from_record(r)]
     set_frequencies(sigs)
-    vecs = text_vectors(sigs)
-    rng = random.Random(5)
+    rng = random.Random(seed)
     new = {r.key for r in recs if rng.random() < 0.1}  # as a day: new records' signatures
     fixed = {s.sig_id for s in sigs if s.record_key not in new}
     free = [i for i, s in enumerate(sigs) if s.sig_id not in fixed]
@@ -446,9 +445,21 @@ def test_fixed_members_score_the_same_with_fewer_coauthor_columns(openreview: La
              if i != j and (i in free or j in free)]
     pairs += [(rng.choice(free), rng.randrange(len(sigs))) for _ in range(3000)]
     left, right = (np.array(x) for x in zip(*pairs, strict=True))
+    return sigs, text_vectors(sigs), fixed, free, (left, right)
+
+
+def test_fixed_members_score_the_same_with_fewer_coauthor_columns(openreview: LabelledSet) -> None:
+    """`sig_arrays` codes a fixed signature's co-author keys only where a free one has
+    them (and its own block): every pair with a free side, in a block or across blocks,
+    gets the feature row the full coding gives."""
+    import numpy as np
+
+    from paperdesk.resolve.authors_vectors import pair_rows, sig_arrays
+
+    sigs, vecs, fixed, _, (left, right) = _day_pairs(openreview, 5)
     full, part = sig_arrays(sigs, vecs), sig_arrays(sigs, vecs, fixed)
     assert part.coauthors.nnz < full.coauthors.nnz / 2
-    assert len(pairs) > 3000
+    assert len(left) > 3000
     assert np.array_equal(pair_rows(part, left, right), pair_rows(full, left, right))
     assert np.array_equal(pair_rows(part, right, left), pair_rows(full, right, left))
 
@@ -460,6 +471,7 @@ def test_stored_samples_score_like_their_records(openreview: LabelledSet, tmp_pa
 
     from paperdesk.resolve import authors_samples
     from paperdesk.resolve.authors_features import text_vectors
+    from paperdesk.store.samples_codec import key_code
 
     store = open_store(tmp_path / "s.db")
     recs = _records(openreview, {"Chelsea Finn", "Jun Liu"})
@@ -469,11 +481,15 @@ def test_stored_samples_score_like_their_records(openreview: LabelledSet, tmp_pa
     kept = db.get_samples(store.conn, reps)
     assert kept and set(kept) == reps
     by_id = {s.sig_id: s for r in recs for s in signatures_from_record(r)}
-    for sig_id, (meta, vec) in kept.items():
-        got, (idx, val) = authors_samples.decode(sig_id, meta, vec)
+    for sig_id, (meta, keys, vec) in kept.items():
+        got, (idx, val) = authors_samples.decode(sig_id, meta, keys, vec)
         want = by_id[sig_id]
-        assert {**got.__dict__, "text": ""} == {**want.__dict__, "text": "", "name_count": 1,
-                                                 "block_count": 1, "total": got.total}
+        assert got.key_codes is not None and not got.coauthors
+        assert got.key_codes.tolist() == sorted(key_code(k) for k in want.coauthors)
+        assert {**got.__dict__, "text": "", "key_codes": None} == {
+            **want.__dict__, "text": "", "name_count": 1, "block_count": 1, "total": got.total,
+            "coauthors": frozenset(),
+        }
         row = text_vectors([want])
         assert list(idx) == list(row.indices) and np.array_equal(val, row.data)
     store.close()
@@ -942,3 +958,105 @@ def test_profiles_migration_keeps_every_row_of_an_old_store(
     ]
     store.close()
     reference.close()
+
+
+# -- author_samples: co-author keys as packed codes (migration 040) ----------------------
+
+
+def _as_stored(sig: Signature) -> Signature:
+    """`sig` as a day reads it back from `author_samples` (co-author keys as codes)."""
+    from paperdesk.resolve import authors_samples
+    from paperdesk.resolve.authors_features import text_vectors
+
+    row = text_vectors([sig])
+    meta, keys, vec = authors_samples.encode(sig, (row.indices, row.data))
+    back, _ = authors_samples.decode(sig.sig_id, meta, keys, vec)
+    back.name_count, back.block_count, back.total = sig.name_count, sig.block_count, sig.total
+    return back
+
+
+def test_members_with_coded_keys_score_like_their_records(openreview: LabelledSet) -> None:
+    """Stored members whose co-author keys come back as codes (and a free signature read
+    back so, as a re-clustered block's are) get the feature rows and cannot-links that
+    their records' text keys give, in and across blocks; without any coded signature the
+    text keys are used as before."""
+    import numpy as np
+
+    from paperdesk.resolve.authors_vectors import pair_cannot, pair_rows, sig_arrays
+
+    sigs, vecs, fixed, free, (left, right) = _day_pairs(openreview, 7)
+    coded = [_as_stored(s) if s.sig_id in fixed or i == free[0] else s for i, s in enumerate(sigs)]
+    assert sum(s.key_codes is not None for s in coded) == len(fixed) + 1
+    text, codes = sig_arrays(sigs, vecs, fixed), sig_arrays(coded, vecs, fixed)
+    assert codes.coauthors.nnz == text.coauthors.nnz
+    assert np.array_equal(codes.n_coauthors, text.n_coauthors)
+    for a, b in ((left, right), (right, left)):
+        assert np.array_equal(pair_rows(codes, a, b), pair_rows(text, a, b))
+        assert np.array_equal(pair_cannot(codes, a, b), pair_cannot(text, a, b))
+
+
+def test_samples_migration_keeps_every_sample_of_an_old_store(
+    openreview: LabelledSet, tmp_path: Path
+) -> None:
+    """A store whose samples are in the layout of migration 033 (co-author keys inside the
+    JSON) is upgraded on open: every sample decodes to the signature and vector it held,
+    and its next day stores exactly what a store that had the new layout from the start
+    stores, samples included."""
+    import orjson
+
+    from paperdesk.resolve import authors_samples
+    from paperdesk.store.samples_codec import key_codes
+
+    recs = _records(openreview, {"Jun Liu", "Chelsea Finn", "Sergey Levine"})
+    path = tmp_path / "old.db"
+    store = _resolved(path, recs[:-8])
+    conn = store.conn
+    new_form = conn.execute("SELECT sig_id, meta, keys, vec FROM author_samples").fetchall()
+    held = {s: authors_samples.decode(s, m, k, v) for s, m, k, v in new_form}
+    old_form = []
+    for sig_id, meta, keys, vec in new_form:
+        fields = orjson.loads(meta)
+        text_keys = sorted(_record_keys(recs, sig_id))
+        assert key_codes(text_keys).tobytes() == keys
+        fields.insert(10, text_keys)  # where migration 033's JSON held them
+        old_form.append((sig_id, orjson.dumps(fields), vec))
+    conn.executescript(  # the sample table as migration 033 left it
+        "DROP TABLE author_samples;"
+        " CREATE TABLE author_samples (sig_id TEXT PRIMARY KEY, meta BLOB NOT NULL, vec BLOB NOT NULL);"
+        " DELETE FROM migrations WHERE name = '040_author_samples_keys.sql';"
+    )
+    conn.executemany("INSERT INTO author_samples VALUES (?, ?, ?)", old_form)
+    store.close()
+    reference = _resolved(tmp_path / "new.db", recs[:-8])
+    store = open_store(path)
+    conn = store.conn
+    with pytest.raises(sqlite3.OperationalError):  # WITHOUT ROWID: rows in the id's B-tree
+        conn.execute("SELECT rowid FROM author_samples")
+    got = conn.execute("SELECT sig_id, meta, keys, vec FROM author_samples ORDER BY sig_id")
+    migrated = got.fetchall()
+    assert len(migrated) == len(new_form) > 20
+    for sig_id, meta, keys, vec in migrated:
+        (sig, (idx, val)), (want, (widx, wval)) = (
+            authors_samples.decode(sig_id, meta, keys, vec), held[sig_id]
+        )
+        assert {**sig.__dict__, "key_codes": None} == {**want.__dict__, "key_codes": None}
+        assert sig.key_codes.tolist() == want.key_codes.tolist()  # type: ignore[union-attr]
+        assert idx.tolist() == widx.tolist() and val.tolist() == wval.tolist()
+    for s in (store, reference):
+        s.put_records(recs[-8:], origin="test")
+        assert not resolve_authors(s).full
+    q = "SELECT * FROM {} ORDER BY 1"
+    for table in ("author_samples", "author_signatures"):
+        assert conn.execute(q.format(table)).fetchall() == reference.conn.execute(
+            q.format(table)
+        ).fetchall()
+    assert list(db.profile_rows(conn)) == list(db.profile_rows(reference.conn))
+    store.close()
+    reference.close()
+
+
+def _record_keys(recs: list, sig_id: str) -> frozenset[str]:
+    """The co-author keys (blocking keys of every author) of a signature's record."""
+    key = sig_id.rpartition("#")[0]
+    rec = next(r for r in recs if r.key == key)
+    return signatures_from_record(rec)[0].coauthors

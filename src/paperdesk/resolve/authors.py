@@ -462,8 +462,13 @@ def _keep_samples(
     """Store the feature data of the sampled members this run has in memory."""
     index = [k for k, s in enumerate(sigs) if s.sig_id in wanted]
     rows = samples.rows_of(vecs, index)
+    codes: dict[str, int] = {}  # a full run's ~560k samples share ~1M distinct keys
     db.put_samples(
-        conn, ((sigs[k].sig_id, *samples.encode(sigs[k], r)) for k, r in zip(index, rows, strict=True))
+        conn,
+        (
+            (sigs[k].sig_id, *samples.encode(sigs[k], r, codes))
+            for k, r in zip(index, rows, strict=True)
+        ),
     )
 
 

@@ -149,8 +149,8 @@ def member_signatures(
     for sig in sig_ids:
         row = kept.get(sig)
         if row is not None:
-            found.append(samples.decode_meta(sig, row[0]))
-            vec_rows[sig] = row[1]
+            found.append(samples.decode_meta(sig, row[0], row[1]))
+            vec_rows[sig] = row[2]
     missing = load_signatures(conn, [sig for sig in sig_ids if sig not in kept])
     return found, missing, vec_rows
 

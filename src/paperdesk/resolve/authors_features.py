@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -101,6 +101,11 @@ class Signature:
     """How many signatures share this blocking key."""
     total: int = FREQ_FLOOR
     """How many signatures the store holds (the denominator of both frequencies)."""
+    key_codes: np.ndarray | None = field(default=None, compare=False)
+    """A stored member read back from `author_samples`: its co-author keys as the sorted
+    codes `samples_codec.key_code` gives them, and `coauthors` left empty (pair features
+    on arrays match them against the day's keys as codes, `authors_vectors.sig_arrays`).
+    None for a signature built from its record."""
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         # A full run's streaming workers send their units' signatures back by the hundred

@@ -4,7 +4,9 @@ A profile's sample (`author_profiles.reps`, a few signature ids) is what a new s
 of its block is scored against. Reading those members' records and vectorising their text
 again on every run was most of an incremental day's cost, so the fields the pair
 features use and the text vector are stored once, when a member enters a sample
-(`author_samples`), and turned back into a `Signature` plus its vector row here.
+(`author_samples`), and turned back into a `Signature` plus its vector row here. The
+co-author keys are kept as codes (migration 040, `paperdesk.store.samples_codec`) and come
+back as `Signature.key_codes`, which `authors_vectors.sig_arrays` matches as arrays.
 """
 
 from __future__ import annotations
@@ -17,40 +19,51 @@ from scipy import sparse
 
 from paperdesk.resolve.authors_features import TEXT_DIM, Signature, text_vectors
 from paperdesk.resolve.authors_names import parse_given
+from paperdesk.store import samples_codec as codec
 
 Row = tuple[np.ndarray, np.ndarray]
 """A sparse vector row: (column indices, values)."""
 
 
-def encode(sig: Signature, row: Row) -> tuple[bytes, bytes]:
+def encode(
+    sig: Signature, row: Row, cache: dict[str, int] | None = None
+) -> tuple[bytes, bytes, bytes]:
+    """`sig` and its text vector row as `author_samples` keeps them (meta, keys, vec);
+    `cache` as `samples_codec.pack_keys` takes it."""
     meta = orjson.dumps(
         [
             sig.record_key, sig.position, sig.name, sig.block, sig.family, sig.given_raw,
             sorted(sig.affiliations), sig.affiliation_text, sig.orcid, sig.email,
-            sorted(sig.coauthors), sig.venue, sig.year,
+            sig.venue, sig.year,
         ]
     )
+    keys = (
+        sig.key_codes.astype(codec.KEY_DTYPE).tobytes()
+        if sig.key_codes is not None
+        else codec.pack_keys(sig.coauthors, cache)
+    )
     idx, val = row
-    return meta, idx.astype(np.int32).tobytes() + val.astype(np.float64).tobytes()
+    return meta, keys, idx.astype(np.int32).tobytes() + val.astype(np.float64).tobytes()
 
 
-def decode(sig_id: str, meta: bytes, vec: bytes) -> tuple[Signature, Row]:
+def decode(sig_id: str, meta: bytes, keys: bytes, vec: bytes) -> tuple[Signature, Row]:
     n = len(vec) // 12
     idx = np.frombuffer(vec, dtype=np.int32, count=n).astype(np.int64)
     val = np.frombuffer(vec, dtype=np.float64, offset=4 * n)
-    return decode_meta(sig_id, meta), (idx, val)
+    return decode_meta(sig_id, meta, keys), (idx, val)
 
 
-def decode_meta(sig_id: str, meta: bytes) -> Signature:
-    """The `Signature` of a stored sample (without its text: its vector is stored)."""
-    (key, pos, name, block, family, given, affs, aff_text, orcid, email, co, venue, year) = (
+def decode_meta(sig_id: str, meta: bytes, keys: bytes) -> Signature:
+    """The `Signature` of a stored sample (without its text: its vector is stored; its
+    co-author keys as codes, see `Signature.key_codes`)."""
+    (key, pos, name, block, family, given, affs, aff_text, orcid, email, venue, year) = (
         orjson.loads(meta)
     )
     return Signature(
         sig_id=sig_id, record_key=key, position=pos, name=name, block=block, family=family,
         given=parse_given(given), given_raw=given, affiliations=frozenset(affs),
-        affiliation_text=aff_text, orcid=orcid, email=email, coauthors=frozenset(co),
-        venue=venue, year=year, text="",
+        affiliation_text=aff_text, orcid=orcid, email=email, coauthors=frozenset(),
+        venue=venue, year=year, text="", key_codes=codec.unpack_keys(keys),
     )
 
 

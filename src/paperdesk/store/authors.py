@@ -384,17 +384,25 @@ def delete_all(conn: sqlite3.Connection) -> None:
     conn.execute("DELETE FROM author_samples")
 
 
-def put_samples(conn: sqlite3.Connection, rows: Iterable[tuple[str, bytes, bytes]]) -> None:
-    conn.executemany("INSERT OR REPLACE INTO author_samples VALUES (?, ?, ?)", rows)
+SampleRow = tuple[bytes, bytes, bytes]
+"""A stored sample: (meta JSON, packed co-author key codes, text vector), see migrations
+033 and 040 and `paperdesk.resolve.authors_samples`."""
 
 
-def get_samples(conn: sqlite3.Connection, sig_ids: Iterable[str]) -> dict[str, tuple[bytes, bytes]]:
-    out: dict[str, tuple[bytes, bytes]] = {}
+def put_samples(conn: sqlite3.Connection, rows: Iterable[tuple[str, bytes, bytes, bytes]]) -> None:
+    """Samples as (sig_id, *`SampleRow`)."""
+    conn.executemany(
+        "INSERT OR REPLACE INTO author_samples (sig_id, meta, keys, vec) VALUES (?, ?, ?, ?)", rows
+    )
+
+
+def get_samples(conn: sqlite3.Connection, sig_ids: Iterable[str]) -> dict[str, SampleRow]:
+    out: dict[str, SampleRow] = {}
     for chunk in _chunks(sorted(set(sig_ids))):
         out.update(
-            (s, (m, v))
-            for s, m, v in conn.execute(
-                "SELECT sig_id, meta, vec FROM author_samples"  # noqa: S608
+            (s, (m, k, v))
+            for s, m, k, v in conn.execute(
+                "SELECT sig_id, meta, keys, vec FROM author_samples"  # noqa: S608
                 f" WHERE sig_id IN ({_marks(len(chunk))})",
                 list(chunk),
             )

@@ -26,7 +26,7 @@ import orjson
 from paperdesk.errors import NotFoundError, StoreError
 from paperdesk.merge import merge_records
 from paperdesk.model import Author, SourceRecord, Version
-from paperdesk.store import profiles_codec
+from paperdesk.store import profiles_codec, samples_codec
 from paperdesk.store.base import PutResult, Reject
 
 # CPython 3.11's sqlite3 looks every parameter that is not an int, float, str or bytearray up
@@ -239,6 +239,9 @@ class SQLiteStore:
         self.conn.create_function("paperdesk_pack_folded", 2, profiles_codec.pack_folded, deterministic=True)
         self.conn.create_function("paperdesk_pack_time", 1, profiles_codec.pack_time, deterministic=True)
         self.conn.create_function("paperdesk_pack_variants", 2, _pack_variants_sql, deterministic=True)
+        # Used by migration 040 to keep samples' co-author keys as packed codes.
+        self.conn.create_function("paperdesk_sample_meta", 1, samples_codec.meta_without_keys, deterministic=True)
+        self.conn.create_function("paperdesk_sample_keys", 1, samples_codec.keys_of_meta, deterministic=True)
         if self.conn.execute("PRAGMA page_count").fetchone()[0] == 0:
             # A new database gets 16 KiB pages (only possible before its first write): a
             # record row (~2 KB of JSON) and its payload (~2 KB) rarely spill into overflow
