@@ -1005,7 +1005,7 @@ def test_samples_migration_keeps_every_sample_of_an_old_store(
     import orjson
 
     from paperdesk.resolve import authors_samples
-    from paperdesk.store.samples_codec import key_codes
+    from paperdesk.store.samples_codec import pack_keys
 
     recs = _records(openreview, {"Jun Liu", "Chelsea Finn", "Sergey Levine"})
     path = tmp_path / "old.db"
@@ -1017,7 +1017,7 @@ def test_samples_migration_keeps_every_sample_of_an_old_store(
     for sig_id, meta, keys, vec in new_form:
         fields = orjson.loads(meta)
         text_keys = sorted(_record_keys(recs, sig_id))
-        assert key_codes(text_keys).tobytes() == keys
+        assert pack_keys(text_keys) == keys
         fields.insert(10, text_keys)  # where migration 033's JSON held them
         old_form.append((sig_id, orjson.dumps(fields), vec))
     conn.executescript(  # the sample table as migration 033 left it

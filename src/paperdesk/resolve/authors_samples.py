@@ -38,7 +38,7 @@ def encode(
         ]
     )
     keys = (
-        sig.key_codes.astype(codec.KEY_DTYPE).tobytes()
+        sig.key_codes.astype(np.dtype(codec.KEY_DTYPE)).tobytes()
         if sig.key_codes is not None
         else codec.pack_keys(sig.coauthors, cache)
     )
@@ -63,8 +63,14 @@ def decode_meta(sig_id: str, meta: bytes, keys: bytes) -> Signature:
         sig_id=sig_id, record_key=key, position=pos, name=name, block=block, family=family,
         given=parse_given(given), given_raw=given, affiliations=frozenset(affs),
         affiliation_text=aff_text, orcid=orcid, email=email, coauthors=frozenset(),
-        venue=venue, year=year, text="", key_codes=codec.unpack_keys(keys),
+        venue=venue, year=year, text="", key_codes=unpack_keys(keys),
     )
+
+
+def unpack_keys(blob: bytes) -> np.ndarray:
+    """Packed key codes (`samples_codec.pack_keys`) as a read-only int64 array, a view of
+    `blob`."""
+    return np.frombuffer(blob, dtype=np.dtype(codec.KEY_DTYPE))
 
 
 def vectors(sigs: Sequence[Signature], stored: Mapping[str, bytes]) -> sparse.csr_matrix:

@@ -171,10 +171,12 @@ def _coded_coauthors(
         if c is None:
             c = by_set.get(id(s.coauthors))
             if c is None:
-                c = by_set[id(s.coauthors)] = codec.key_codes(s.coauthors, cache)
+                c = by_set[id(s.coauthors)] = np.array(
+                    codec.key_codes(s.coauthors, cache), dtype=np.int64
+                )
         rows.append(c)
     lengths = np.fromiter((len(c) for c in rows), np.int64, len(rows))
-    every = np.concatenate(rows) if rows else np.zeros(0, dtype=codec.KEY_DTYPE)
+    every = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
     row_of = np.repeat(np.arange(len(sigs)), lengths)
     is_free = np.fromiter((s.sig_id not in fixed for s in sigs), bool, len(sigs))
     free = np.unique(every[is_free[row_of]])

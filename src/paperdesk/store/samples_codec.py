@@ -16,13 +16,15 @@ part of the stored format: never change it (another code needs another migration
 from __future__ import annotations
 
 import hashlib
+import sys
+from array import array
 from collections.abc import Iterable
 
-import numpy as np
 import orjson
 
-KEY_DTYPE = np.dtype("<i8")
-"""A stored key code: signed 64-bit, little-endian."""
+KEY_DTYPE = "<i8"
+"""A stored key code as numpy reads it: signed 64-bit, little-endian (the store itself
+does not import numpy: every command opens a store, few need numpy)."""
 
 _COAUTHORS = 10
 """Position of the co-author list in a sample's JSON before migration 040."""
@@ -33,29 +35,28 @@ def key_code(key: str) -> int:
     return int.from_bytes(hashlib.blake2b(key.encode("utf-8"), digest_size=8).digest(), "little", signed=True)
 
 
-def key_codes(keys: Iterable[str], cache: dict[str, int] | None = None) -> np.ndarray:
-    """The codes of `keys`, sorted (`KEY_DTYPE`); `cache` keeps codes across calls (a
-    full run packs ~13M keys of ~1M distinct ones)."""
+def key_codes(keys: Iterable[str], cache: dict[str, int] | None = None) -> list[int]:
+    """The codes of `keys`, sorted; `cache` keeps codes across calls (a full run packs
+    ~13M keys of ~1M distinct ones)."""
     if cache is None:
-        codes = [key_code(k) for k in keys]
-    else:
-        codes = []
-        for k in keys:
-            c = cache.get(k)
-            if c is None:
-                c = cache[k] = key_code(k)
-            codes.append(c)
-    return np.array(sorted(codes), dtype=KEY_DTYPE)
+        return sorted(key_code(k) for k in keys)
+    codes = []
+    for k in keys:
+        c = cache.get(k)
+        if c is None:
+            c = cache[k] = key_code(k)
+        codes.append(c)
+    return sorted(codes)
 
 
 def pack_keys(keys: Iterable[str], cache: dict[str, int] | None = None) -> bytes:
-    """`key_codes` as `author_samples.keys` holds them."""
-    return key_codes(keys, cache).tobytes()
-
-
-def unpack_keys(blob: bytes) -> np.ndarray:
-    """Packed codes back as a read-only int64 array (a view of `blob`)."""
-    return np.frombuffer(blob, dtype=KEY_DTYPE)
+    """`key_codes` as `author_samples.keys` holds them (`KEY_DTYPE`)."""
+    arr = array("q", key_codes(keys, cache))
+    if arr.itemsize != 8:  # pragma: no cover - no such platform in use
+        raise ValueError("pack_keys needs 8-byte signed ints")
+    if sys.byteorder == "big":  # pragma: no cover
+        arr.byteswap()
+    return arr.tobytes()
 
 
 def meta_without_keys(meta: bytes) -> bytes:
