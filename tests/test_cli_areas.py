@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -37,3 +39,40 @@ def test_help_still_lists_every_area() -> None:
     assert result.exit_code == 0
     for name in ("ingest", "harvest", "resolve", "author", "subjects", "search", "serve"):
         assert f"  {name} " in result.output
+
+
+def test_the_program_exits_without_teardown_having_finished_its_work(tmp_path: Path) -> None:
+    """`python -m paperdesk` leaves without the interpreter's teardown: the command's
+    output is complete, the store closed (its WAL checkpointed and removed), exit codes
+    as `main` gives them."""
+    import json
+
+    from paperdesk.model import SourceRecord
+    from paperdesk.normalize import finish
+    from paperdesk.store import open_store
+
+    db = tmp_path / "p.db"
+    store = open_store(db)
+    recs = []
+    for i in range(30):
+        r = SourceRecord(source="arxiv", source_id=f"2501.{i:05d}", title=f"On topic {i}")
+        r.raw = f"raw {i}".encode()
+        recs.append(finish(r))
+    store.put_records(recs, origin="t")
+    store.close()
+    prog = [sys.executable, "-m", "paperdesk", "--db", str(db)]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # pipes buffer
+    run = functools.partial(subprocess.run, capture_output=True, text=True, env=env)
+    out = run([*prog, "resolve", "--no-index", "--json"])
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["works"]["new_works"] == 30
+    assert not Path(f"{db}-wal").exists()
+    listed = run([*prog, "records", "--json"])
+    assert listed.returncode == 0
+    assert len(json.loads(listed.stdout)) == 30 and all(
+        r["work_id"] for r in json.loads(listed.stdout)
+    )
+    missing = run([*prog, "work", "W424242"])
+    assert missing.returncode == 3 and "paperdesk: " in missing.stderr
+    usage = run([*prog, "resolve", "--no-such-flag"])
+    assert usage.returncode == 2

@@ -1,5 +1,5 @@
 """`python -m paperdesk` is the CLI."""
 
-from paperdesk.cli import main
+from paperdesk.cli import run
 
-main()
+run()
