@@ -521,8 +521,30 @@ def main() -> None:
     _time_day(args, truth, len(day_items))
 
 
+def compiled_package() -> int:
+    """Compile paperdesk's modules to bytecode before a timed run, as an installation has
+    them (pip compiles on install; a run writes them on first import), so the run does
+    not time compiling its own source. Where PYTHONDONTWRITEBYTECODE is set (as in the
+    developers' sandbox) nothing writes them, and every run compiled each module a day
+    imports: ~0.15-0.3 s of a niced dev run. The number of modules compiled now."""
+    import compileall
+    import io
+    from contextlib import redirect_stdout
+
+    import paperdesk
+
+    root = Path(paperdesk.__file__).parent
+    before = sum(1 for _ in root.rglob("__pycache__/*.pyc"))
+    with redirect_stdout(io.StringIO()):
+        compileall.compile_dir(root, quiet=2)
+    return sum(1 for _ in root.rglob("__pycache__/*.pyc")) - before
+
+
 def _time_day(args: argparse.Namespace, truth: dict[str, int], n_day: int) -> None:
     """Resolve the day's records already in the store, timed, and score the works."""
+    fresh = compiled_package()
+    if fresh:
+        print(f"(compiled {fresh} paperdesk modules to bytecode first, as an install has them)")
     if args.stages == "works,authors":  # the day as a user runs it
         print(
             f"incremental day of {n_day:,} new records "
