@@ -22,6 +22,7 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -295,8 +296,10 @@ def resolve_authors(
     collector's passes over everything the process holds were ~3.5 s of that day's
     author stage (niced dev runs); a full run keeps it."""
     model = model or default_model()
-    with gc_paused(not _runs_full(store, full, model)):
-        return _resolve_authors(store, full=full, model=model)
+    with gc_paused(not _runs_full(store, full, model)), ExitStack() as aside:
+        # What the works stage left in the WAL is checkpointed meanwhile, not in our commit.
+        aside.enter_context(store.checkpoint_aside())
+        return _resolve_authors(store, full=full, model=model, before_write=aside.close)
 
 
 def _runs_full(store: SQLiteStore, full: bool, model: PairModel) -> bool:
@@ -310,7 +313,9 @@ def _runs_full(store: SQLiteStore, full: bool, model: PairModel) -> bool:
     )
 
 
-def _resolve_authors(store: SQLiteStore, *, full: bool, model: PairModel) -> AuthorStats:
+def _resolve_authors(
+    store: SQLiteStore, *, full: bool, model: PairModel, before_write: Callable[[], None]
+) -> AuthorStats:
     conn = store.conn
     state = store.get_checkpoint(CHECKPOINT) or {}
     stats = AuthorStats(full=full, nickname_pairs=len(variant_pairs()) // 2)
@@ -390,6 +395,8 @@ def _resolve_authors(store: SQLiteStore, *, full: bool, model: PairModel) -> Aut
     rewrite = {s: assigned[rep] for s, rep in moved.items() if assigned[rep] != previous[s]}
     stats.lap("cluster")
 
+    before_write()
+    stats.lap("aside")  # waiting for the checkpoint / fold process, if it is still at work
     if streamed is not None:
         db.stage_attach(conn, streamed.stage_files)
     with store.transaction():

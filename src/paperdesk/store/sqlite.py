@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+import subprocess
 import sys
 import threading
 from array import array
@@ -44,6 +45,14 @@ PAGE_SIZE = 16384
 WAL_RESTART_BYTES = 512 << 20
 WAL_RESTART_WAIT_MS = 2000
 BUSY_TIMEOUT_MS = 30000
+# `checkpoint_aside` starts a process only for a WAL at least this large.
+CHECKPOINT_ASIDE_BYTES = 8 << 20
+_CHECKPOINT_CHILD = (
+    "import sqlite3, sys\n"
+    "c = sqlite3.connect(sys.argv[1], timeout=30)\n"
+    "c.execute('PRAGMA wal_checkpoint(PASSIVE)').fetchall()\n"
+    "c.close()\n"
+)
 
 
 def now() -> str:
@@ -331,6 +340,36 @@ class SQLiteStore:
             stop.set()
             thread.join()
             self.conn.execute(f"PRAGMA wal_autocheckpoint={limit // page}")
+
+    @contextmanager
+    def checkpoint_aside(self) -> Iterator[None]:
+        """Copy the WAL's committed frames into the database in another process while the
+        caller goes on reading (and its forked workers compute), and wait for it at the
+        end, before the caller writes.
+
+        Why: a transaction that leaves the WAL under the autocheckpoint size is copied by
+        the next writer's commit: the 1M day's works transaction (~5k pages of 16 KiB)
+        was checkpointed inside the author stage's commit, its fsync included. A separate
+        interpreter, not a thread or a fork: the author stage forks workers meanwhile, and a
+        fork must not copy SQLite's locks in the middle of a checkpoint. PASSIVE: it
+        neither waits for nor blocks this connection's reads."""
+        try:
+            size = Path(self.path + "-wal").stat().st_size if self.path != ":memory:" else 0
+        except OSError:
+            size = 0
+        if size < CHECKPOINT_ASIDE_BYTES:
+            yield
+            return
+        proc = subprocess.Popen(
+            [sys.executable, "-S", "-c", _CHECKPOINT_CHILD, self.path],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            yield
+        finally:
+            proc.wait()  # a failure leaves the frames to the next commit, as before
 
     def restart_wal_if_large(self) -> None:
         """Between two transactions of a bulk write: once the WAL has grown past
