@@ -594,10 +594,10 @@ def test_profile_rows_after_a_day_equal_a_recount(openreview: LabelledSet, tmp_p
     store = open_store(tmp_path / "r.db")
     store.put_records(recs[:-10], origin="test")
     resolve_authors(store)
-    before = {r[0] for r in store.conn.execute("SELECT author_id FROM author_profiles")}
+    before = db.profile_ids(store.conn)
     store.put_records(recs[-10:], origin="test")
     day = resolve_authors(store)
-    after = {r[0] for r in store.conn.execute("SELECT author_id FROM author_profiles")}
+    after = db.profile_ids(store.conn)
     # The stats count the profiles the day made, not those its signatures joined.
     assert (day.profiles_created, day.profiles_removed) == (len(after - before), len(before - after))
     # A changed record (an author dropped): its old signatures leave their profiles.
@@ -662,11 +662,7 @@ def test_day_in_workers_gives_the_one_process_day(
         resolve_authors(store)
         q = store.conn.execute
         if curate:
-            a, b = (
-                q("SELECT author_id FROM author_profiles WHERE block = ?"
-                  " ORDER BY n_signatures DESC, author_id LIMIT 1", (block,)).fetchone()[0]
-                for block in ("liu j", "liu y")
-            )
+            a, b = (_top(store.conn, block) for block in ("liu j", "liu y"))
             merge_authors(store, a, b, who="test")
         store.put_records(day, origin="test")
         monkeypatch.setattr(ctx, "DAY_MIN", minimum)
@@ -704,17 +700,36 @@ def test_day_in_workers_gives_the_one_process_day(
 # -- author_names: the name and block look-ups equal what the signature indexes answered --
 
 
+def _top(conn: sqlite3.Connection, block: str, k: int = 0) -> str:
+    """The profile of `block` with the k-th most signatures (ties by id)."""
+    rows = sorted((-p.n_signatures, p.author_id) for p in db.profile_rows(conn) if p.block == block)
+    return rows[k][1]
+
+
+# The profiles and member lists as they are now, written out apart from the store's own
+# combining queries: the delta's rows (migration 041), then the base rows it does not hold.
+_CURRENT_VIEWS = """
+CREATE TEMP VIEW IF NOT EXISTS cur_profiles AS
+    SELECT * FROM author_profiles_delta UNION ALL SELECT * FROM author_profiles
+    WHERE author_id NOT IN (SELECT author_id FROM author_profiles_delta);
+CREATE TEMP VIEW IF NOT EXISTS cur_members AS
+    SELECT * FROM author_members_delta UNION ALL SELECT * FROM author_members
+    WHERE author_id NOT IN (SELECT author_id FROM author_members_delta);
+"""
+
+
 def assert_names_exact(conn: sqlite3.Connection) -> None:
     """`author_names` / `author_blocks` hold exactly the signatures' (name, profile) and
     (block, profile) counts, `author_members` every profile's signature ids, and every
     look-up they serve answers what the dropped indexes on `author_signatures(name_folded)`,
     `(block)` and `(author_id)` answered (the same queries over the table itself)."""
     q = conn.execute
+    conn.executescript(_CURRENT_VIEWS)
     for table, column in (("author_names", "name_folded"), ("author_blocks", "block")):
-        assert sorted(q(f"SELECT {column}, author_id, n FROM {table}")) == sorted(  # noqa: S608
-            q(f"SELECT {column}, author_id, COUNT(*) FROM author_signatures"  # noqa: S608
-              f" GROUP BY {column}, author_id")
-        )
+        assert db.counted_rows(conn, table) == q(
+            f"SELECT {column}, author_id, COUNT(*) FROM author_signatures"  # noqa: S608
+            f" GROUP BY {column}, author_id ORDER BY {column}, author_id"
+        ).fetchall()
     names = [r[0] for r in q("SELECT DISTINCT name_folded FROM author_signatures")]
     blocks = [r[0] for r in q("SELECT DISTINCT block FROM author_signatures")]
     assert db.name_counts(conn, [*names, "nobody here"]) == dict(
@@ -726,7 +741,7 @@ def assert_names_exact(conn: sqlite3.Connection) -> None:
     for name in names:
         assert db.profiles_by_name(conn, name) == [
             r[0] for r in q(
-                "SELECT s.author_id FROM author_signatures s JOIN author_profiles p"
+                "SELECT s.author_id FROM author_signatures s JOIN cur_profiles p"
                 " ON p.author_id = s.author_id WHERE s.name_folded = ? GROUP BY s.author_id"
                 " ORDER BY MAX(p.n_records) DESC, s.author_id LIMIT 50", (name,)
             )
@@ -734,7 +749,7 @@ def assert_names_exact(conn: sqlite3.Connection) -> None:
     for word in ("liu", "finn", "j", "zz"):
         assert db.search_profiles(conn, [word]) == [
             r[0] for r in q(
-                "SELECT s.author_id FROM author_signatures s JOIN author_profiles p"
+                "SELECT s.author_id FROM author_signatures s JOIN cur_profiles p"
                 " ON p.author_id = s.author_id WHERE s.name_folded LIKE ? GROUP BY s.author_id"
                 " ORDER BY MAX(p.n_records) DESC, s.author_id LIMIT 50", (f"%{word}%",)
             )
@@ -746,7 +761,19 @@ def assert_names_exact(conn: sqlite3.Connection) -> None:
         a: [i for (i,) in q("SELECT id FROM author_signatures WHERE author_id = ? ORDER BY id", (a,))]
         for a in profiles
     }
-    assert q("SELECT COUNT(*) FROM author_members").fetchone()[0] == len(profiles)
+    assert q("SELECT COUNT(*) FROM cur_members").fetchone()[0] == len(profiles)
+    assert sorted(db.profile_ids(conn)) == [r[0] for r in q("SELECT author_id FROM cur_profiles ORDER BY 1")]
+    assert db.count_profiles(conn) == len(db.profile_ids(conn))
+    blocks_now = {b for (b,) in q("SELECT block FROM cur_profiles")}
+    for block in blocks_now:
+        assert db.profiles_in_block(conn, block) == [r[0] for r in q(
+            "SELECT author_id FROM cur_profiles WHERE block = ? ORDER BY n_records DESC, author_id"
+            " LIMIT 200", (block,)
+        )]
+    assert sorted(db.profile_summaries(conn, blocks_now)) == q(
+        "SELECT author_id, block, COALESCE(givens, '[]'), n_signatures FROM cur_profiles"
+        " ORDER BY author_id"
+    ).fetchall()
     for aid in profiles:
         old = q(
             "SELECT sig_id, record_key, position, name, name_folded, block, author_id, given"
@@ -788,10 +815,7 @@ def test_author_names_stay_exact_under_every_write(openreview: LabelledSet, tmp_
     assert_names_exact(conn)
 
     def top(block: str, k: int = 0) -> str:
-        return str(conn.execute(
-            "SELECT author_id FROM author_profiles WHERE block = ?"
-            " ORDER BY n_signatures DESC, author_id LIMIT 1 OFFSET ?", (block, k)
-        ).fetchone()[0])
+        return _top(conn, block, k)
 
     merge_authors(store, top("liu j"), top("liu y"), who="test")  # joins two blocks
     assert_names_exact(conn)
@@ -805,6 +829,129 @@ def test_author_names_stay_exact_under_every_write(openreview: LabelledSet, tmp_
     resolve_authors(store, full=True)
     assert_names_exact(conn)
     store.close()
+
+
+def _logical(conn: sqlite3.Connection) -> dict[str, object]:
+    """Everything a reader can get of the author tables, however the rows are split
+    between base and delta tables (migration 041); times aside."""
+    q = conn.execute
+    ids = sorted(db.profile_ids(conn))
+    shown = {a: db.get_profile_row(conn, a) for a in ids}
+    for row in shown.values():
+        assert row is not None
+        row.pop("updated_at"), row.pop("created_at")
+    return {
+        "profiles": list(db.profile_rows(conn)),
+        "shown": shown,
+        "members": db._members(conn, ids),
+        "names": db.counted_rows(conn, "author_names"),
+        "blocks": db.counted_rows(conn, "author_blocks"),
+        "signatures": q("SELECT * FROM author_signatures ORDER BY id").fetchall(),
+        "samples": q("SELECT * FROM author_samples ORDER BY sig_id").fetchall(),
+        "redirects": q("SELECT old_id, new_id FROM author_redirects ORDER BY old_id").fetchall(),
+        "count": db.count_profiles(conn),
+    }
+
+
+def _delta_ids(conn: sqlite3.Connection) -> set[str]:
+    return {r[0] for r in conn.execute("SELECT author_id FROM author_profiles_delta")}
+
+
+def _delta_rows(conn: sqlite3.Connection) -> int:
+    return sum(
+        conn.execute(f"SELECT COUNT(*) FROM {t}_delta").fetchone()[0]  # noqa: S608
+        for t in ("author_profiles", "author_members", "author_names", "author_blocks")
+    )
+
+
+def _base_ids(conn: sqlite3.Connection, table: str = "author_profiles") -> set[str]:
+    return {r[0] for r in conn.execute(f"SELECT author_id FROM {table}")}  # noqa: S608
+
+
+def test_day_deltas_and_their_fold_leave_the_same_store(
+    openreview: LabelledSet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A day writes its profiles' rows to the delta tables (migration 041), and a later
+    run folds them into the base ones in another process beside its reads once they have
+    grown: the same history (full run, a day with a record that lost an author, author
+    merge joining two blocks, split, claim, another day, a full re-run) kept in the deltas
+    throughout, and folded at the start of every run, leaves the same store by every
+    reader, and each step passes the name and member checks. A profile keeps the creation
+    time of its base row when a day rewrites it."""
+    from msgspec.structs import replace
+
+    recs = _records(openreview, {"Jun Liu", "Chelsea Finn", "Yang Liu", "Jian Zhang"})
+    order = list(recs)
+    random.Random(7).shuffle(order)
+    cut, cut2 = int(len(order) * 0.6), int(len(order) * 0.8)
+    first = order[0]
+    stores = {mode: open_store(tmp_path / f"{mode}.db") for mode in ("kept", "folded")}
+
+    def each(step: object) -> None:
+        for mode, store in stores.items():
+            monkeypatch.setattr(db, "FOLD_MIN", 10**9 if mode == "kept" else -1)
+            monkeypatch.setattr(db, "FOLD_SHARE", 10**9)
+            held = _delta_ids(store.conn)
+            step(store)  # type: ignore[operator]
+            assert_names_exact(store.conn)
+            if mode == "folded":  # what the deltas held went to the base first
+                assert held & db.profile_ids(store.conn) <= _base_ids(store.conn)
+        kept, folded = (stores[m].conn for m in ("kept", "folded"))
+        assert _logical(kept) == _logical(folded)
+
+    def day(batch: list) -> object:
+        def run(store: SQLiteStore) -> None:
+            had = _delta_rows(store.conn) > 0
+            created = {a: db.get_profile_row(store.conn, a) for a in db.profile_ids(store.conn)}
+            store.put_records(batch, origin="test")
+            later = db.now_seconds() + 1000
+            with monkeypatch.context() as m:
+                m.setattr(db, "now_seconds", lambda: later)
+                stats = resolve_authors(store)
+            assert stats.folded == (store is stores["folded"] and had)
+            rewritten = 0
+            for a in db.profile_ids(store.conn) & created.keys():
+                was, now = created[a], db.get_profile_row(store.conn, a)
+                assert was is not None and now is not None
+                assert now["created_at"] == was["created_at"]
+                rewritten += now["updated_at"] != was["updated_at"]
+            assert rewritten
+        return run
+
+    each(lambda s: (s.put_records(order[:cut], origin="test"), resolve_authors(s)))
+    assert _delta_rows(stores["kept"].conn) == 0  # a full run writes the base tables
+    each(day([*order[cut:cut2], replace(first, authors=first.authors[:-1], raw=first.raw + b" x")]))
+    assert _delta_rows(stores["kept"].conn) > 0
+    each(lambda s: merge_authors(s, _top(s.conn, "liu j"), _top(s.conn, "liu y"), who="t"))
+
+    def split(store: SQLiteStore) -> None:
+        finn = _top(store.conn, "finn c")
+        keys = [r.record_key for r in db.signatures_of_author(store.conn, finn)]
+        split_author(store, finn, keys[:2], who="t")
+
+    each(split)
+
+    def claim(store: SQLiteStore) -> None:
+        finn = _top(store.conn, "finn c")
+        key = db.signatures_of_author(store.conn, finn)[0].record_key
+        pos = next(
+            r.position for r in db.signatures_of_records(store.conn, [key]) if r.block == "finn c"
+        )
+        claim_record(store, _top(store.conn, "finn c", 1), key, position=pos, who="t")
+
+    each(claim)
+    each(day(order[cut2:]))
+    kept = stores["kept"].conn
+    assert _delta_ids(kept) - _base_ids(kept)  # profiles the day created: in the deltas alone
+    before = _logical(kept)
+    with stores["kept"].transaction():
+        db.fold_deltas(kept)
+    assert _delta_rows(kept) == 0 and _logical(kept) == before
+    assert_names_exact(kept)
+    each(lambda s: resolve_authors(s, full=True))
+    assert _delta_rows(stores["kept"].conn) == 0
+    for store in stores.values():
+        store.close()
 
 
 def _resolved(path: Path, recs: list) -> SQLiteStore:

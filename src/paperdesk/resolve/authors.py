@@ -66,6 +66,9 @@ class AuthorStats:
     profiles_created: int = 0
     profiles_removed: int = 0
     profiles_total: int = 0
+    folded: bool = False
+    """Earlier days' delta tables were folded into the base ones beside this run's reads
+    (see migration 041)."""
     curations_applied: int = 0
     units: int = 0
     """Author positions of works (see `authors_units`) the new signatures formed."""
@@ -296,10 +299,16 @@ def resolve_authors(
     collector's passes over everything the process holds were ~3.5 s of that day's
     author stage (niced dev runs); a full run keeps it."""
     model = model or default_model()
-    with gc_paused(not _runs_full(store, full, model)), ExitStack() as aside:
-        # What the works stage left in the WAL is checkpointed meanwhile, not in our commit.
-        aside.enter_context(store.checkpoint_aside())
-        return _resolve_authors(store, full=full, model=model, before_write=aside.close)
+    runs_full = _runs_full(store, full, model)
+    with gc_paused(not runs_full), ExitStack() as aside:
+        # Beside this run's reads, another process checkpoints what the works stage left in
+        # the WAL (not in our commit) and folds the deltas of earlier days once they have
+        # grown (migration 041; a full run rewrites everything anyway).
+        fold = not runs_full and db.deltas_due(store.conn)
+        done = aside.enter_context(store.checkpoint_aside(db.fold_statements() if fold else ()))
+        stats = _resolve_authors(store, full=full, model=model, before_write=aside.close)
+    stats.folded = bool(done.ok)
+    return stats
 
 
 def _runs_full(store: SQLiteStore, full: bool, model: PairModel) -> bool:
@@ -458,7 +467,7 @@ def _resolve_authors(
     if streamed is not None:
         db.stage_detach(conn, len(streamed.stage_files))
         streamed.close()
-    stats.profiles_total = int(conn.execute("SELECT COUNT(*) FROM author_profiles").fetchone()[0])
+    stats.profiles_total = db.count_profiles(conn)
     stats.lap("write")
     return stats
 
@@ -599,7 +608,7 @@ def _write_full(
     exact = db.record_counts(conn, curated)
     for p in profiles:
         p.n_records = exact.get(p.author_id, p.n_records)
-    db.put_profiles(conn, profiles)
+    db.put_profiles(conn, profiles, base=True)
     _keep_samples(conn, sigs, vecs, {r for p in profiles for r in p.reps})
     return {p.author_id for p in profiles}
 

@@ -44,6 +44,43 @@ def _marks(n: int) -> str:
     return ",".join("?" * n)
 
 
+# -- base tables and day deltas (migration 041) -------------------------------------------
+#
+# A day writes a touched profile's rows to small `*_delta` tables instead of the large base
+# tables: `author_profiles_delta` / `author_members_delta` hold the whole current row of a
+# profile and stand for its base row; `author_names_delta` / `author_blocks_delta` hold
+# signed count changes added to the base counts. Every reader below combines the two, a
+# full run writes the base (and empties the deltas), and `fold_deltas` moves the deltas into
+# the base once they hold more than 1/FOLD_SHARE as many profiles as it does.
+
+FOLD_SHARE = 8
+FOLD_MIN = 2000
+"""Profiles the deltas may always hold before a day folds them (a small store folds at
+this size rather than every day)."""
+
+
+def _current(base: str, cols: str, where: str) -> str:
+    """SQL for the rows of `base` (`author_profiles` or `author_members`) as they are now,
+    restricted by `where` (bound twice: give the arguments twice): the delta's rows, then
+    the base rows whose profile has none there. Table, columns and condition are ours."""
+    return (
+        f"SELECT {cols} FROM {base}_delta WHERE {where} UNION ALL"  # noqa: S608
+        f" SELECT {cols} FROM {base} b WHERE {where} AND NOT EXISTS"
+        f" (SELECT 1 FROM {base}_delta d WHERE d.author_id = b.author_id)"
+    )
+
+
+def _counted(table: str, column: str, cols: str, where: str) -> str:
+    """SQL for the (`column`, author_id) rows of a count table (`author_names`,
+    `author_blocks`) that hold now, restricted by `where` (bound twice), with the `cols`
+    asked of each group, `n` being the summed count."""
+    return (
+        f"SELECT {cols} FROM (SELECT {column}, author_id, n FROM {table} WHERE {where}"  # noqa: S608
+        f" UNION ALL SELECT {column}, author_id, n FROM {table}_delta WHERE {where})"
+        f" GROUP BY {column}, author_id HAVING SUM(n) > 0"
+    )
+
+
 @dataclass
 class SignatureRow:
     sig_id: str
@@ -95,12 +132,11 @@ def signatures_in_blocks(conn: sqlite3.Connection, blocks: Iterable[str]) -> lis
     chunk_of = {b: k // _CHUNK for k, b in enumerate(sorted(set(blocks)))}
     authors: set[str] = set()
     for chunk in _chunks(list(chunk_of)):
+        where = f"block IN ({_marks(len(chunk))})"
         authors.update(
             r[0]
             for r in conn.execute(
-                "SELECT DISTINCT author_id FROM author_blocks"  # noqa: S608
-                f" WHERE block IN ({_marks(len(chunk))})",
-                list(chunk),
+                _counted("author_blocks", "block", "author_id", where), [*chunk, *chunk]
             )
         )
     out = [SignatureRow(*r) for r in _member_rows(conn, authors, _SIG_COLS) if r[5] in chunk_of]
@@ -133,12 +169,11 @@ def _members(conn: sqlite3.Connection, author_ids: Iterable[str]) -> dict[str, l
     """The signature ids of these profiles (those that have any)."""
     out: dict[str, list[int]] = {}
     for chunk in _chunks(sorted(set(author_ids))):
+        where = f"author_id IN ({_marks(len(chunk))})"
         out.update(
             (a, unpack_ids(b))
             for a, b in conn.execute(
-                "SELECT author_id, ids FROM author_members"  # noqa: S608
-                f" WHERE author_id IN ({_marks(len(chunk))})",
-                list(chunk),
+                _current("author_members", "author_id, ids", where), [*chunk, *chunk]
             )
         )
     return out
@@ -160,7 +195,8 @@ def _member_rows(
 def _members_change(
     conn: sqlite3.Connection, gained: dict[str, set[int]], lost: dict[str, set[int]]
 ) -> None:
-    """Add and remove signature ids of profiles; a profile left with none loses its row."""
+    """Add and remove signature ids of profiles (the changed lists go to the delta); a
+    profile left with none loses its row."""
     current = _members(conn, [*gained, *lost])
     puts: list[tuple[str, bytes]] = []
     gone: list[tuple[str]] = []
@@ -170,13 +206,17 @@ def _members_change(
             puts.append((aid, pack_ids(ids)))
         else:
             gone.append((aid,))
-    conn.executemany("INSERT OR REPLACE INTO author_members (author_id, ids) VALUES (?, ?)", puts)
+    conn.executemany(
+        "INSERT OR REPLACE INTO author_members_delta (author_id, ids) VALUES (?, ?)", puts
+    )
     conn.executemany("DELETE FROM author_members WHERE author_id = ?", gone)
+    conn.executemany("DELETE FROM author_members_delta WHERE author_id = ?", gone)
 
 
 def _members_rebuild(conn: sqlite3.Connection) -> None:
     """`author_members` packed again from every signature (after a bulk write)."""
     conn.execute("DELETE FROM author_members")
+    conn.execute("DELETE FROM author_members_delta")
     conn.execute(
         "INSERT INTO author_members (author_id, ids)"
         " SELECT author_id, paperdesk_pack_ids(id) FROM author_signatures"
@@ -189,18 +229,20 @@ def count_signatures(conn: sqlite3.Connection) -> int:
 
 
 def _counts_by(
-    conn: sqlite3.Connection, table: str, column: str, count: str, keys: Iterable[str]
+    conn: sqlite3.Connection, table: str, column: str, keys: Iterable[str]
 ) -> dict[str, int]:
-    """`count` per value of `column` of `table`, for the given values only (chunked so
-    that no statement exceeds SQLite's variable limit). Table, column and aggregate are
-    ours, never user input; the values are bound parameters."""
+    """Signatures per value of `column` of a count table and its delta, for the given
+    values that have any (chunked so that no statement exceeds SQLite's variable limit).
+    Table and column are ours, never user input; the values are bound parameters."""
     out: dict[str, int] = {}
     for chunk in _chunks(sorted(set(keys))):
+        where = f"{column} IN ({_marks(len(chunk))})"
         out.update(
             conn.execute(
-                f"SELECT {column}, {count} FROM {table}"  # noqa: S608
-                f" WHERE {column} IN ({_marks(len(chunk))}) GROUP BY {column}",
-                list(chunk),
+                f"SELECT {column}, SUM(n) FROM (SELECT {column}, n FROM {table}"  # noqa: S608
+                f" WHERE {where} UNION ALL SELECT {column}, n FROM {table}_delta WHERE {where})"
+                f" GROUP BY {column} HAVING SUM(n) > 0",
+                [*chunk, *chunk],
             ).fetchall()
         )
     return out
@@ -208,12 +250,20 @@ def _counts_by(
 
 def name_counts(conn: sqlite3.Connection, names: Iterable[str]) -> dict[str, int]:
     """Signatures per folded name."""
-    return _counts_by(conn, "author_names", "name_folded", "SUM(n)", names)
+    return _counts_by(conn, "author_names", "name_folded", names)
 
 
 def block_counts(conn: sqlite3.Connection, blocks: Iterable[str]) -> dict[str, int]:
     """Signatures per block."""
-    return _counts_by(conn, "author_blocks", "block", "SUM(n)", blocks)
+    return _counts_by(conn, "author_blocks", "block", blocks)
+
+
+def counted_rows(conn: sqlite3.Connection, table: str) -> list[tuple[str, str, int]]:
+    """Every (name or block, profile, signatures) that `author_names` or `author_blocks`
+    (`table`) holds now, its delta added, in key order (tests and checks)."""
+    column = _COUNTED[table]
+    sql = _counted(table, column, f"{column}, author_id, SUM(n)", "1")
+    return conn.execute(f"{sql} ORDER BY {column}, author_id").fetchall()
 
 
 # -- author_names / author_blocks: a profile's signatures per name and per block ----------
@@ -225,26 +275,18 @@ _COUNTED = {"author_names": "name_folded", "author_blocks": "block"}
 
 
 def _names_change(conn: sqlite3.Connection, deltas: dict[NameKey, int]) -> None:
-    """Add `deltas` (signatures gained, or lost when negative) to `author_names` and
-    `author_blocks`; a row left without signatures goes."""
+    """Add `deltas` (signatures gained, or lost when negative) to the deltas of
+    `author_names` and `author_blocks`. A row whose sum comes to zero stays until the
+    next fold, which drops it (readers skip it meanwhile)."""
     for table, column in _COUNTED.items():
         by: Counter[tuple[str, str]] = Counter()
         for (folded, aid, block), d in deltas.items():
             by[(folded if column == "name_folded" else block, aid)] += d
         changed = sorted((k, d) for k, d in by.items() if d)
         conn.executemany(
-            f"INSERT INTO {table} ({column}, author_id, n) VALUES (?, ?, ?)"  # noqa: S608
+            f"INSERT INTO {table}_delta ({column}, author_id, n) VALUES (?, ?, ?)"  # noqa: S608
             f" ON CONFLICT({column}, author_id) DO UPDATE SET n = n + excluded.n",
-            ((*k, d) for k, d in changed if d > 0),
-        )
-        lost = [(k, d) for k, d in changed if d < 0]
-        conn.executemany(
-            f"UPDATE {table} SET n = n + ? WHERE {column} = ? AND author_id = ?",  # noqa: S608
-            ((d, *k) for k, d in lost),
-        )
-        conn.executemany(
-            f"DELETE FROM {table} WHERE {column} = ? AND author_id = ? AND n <= 0",  # noqa: S608
-            (k for k, _ in lost),
+            ((*k, d) for k, d in changed),
         )
 
 
@@ -277,6 +319,7 @@ def _names_rebuild(conn: sqlite3.Connection) -> None:
     bulk write): one sort of the table each instead of a random upsert per row."""
     for table, column in _COUNTED.items():
         conn.execute(f"DELETE FROM {table}")  # noqa: S608
+        conn.execute(f"DELETE FROM {table}_delta")  # noqa: S608
         conn.execute(
             f"INSERT INTO {table} ({column}, author_id, n)"  # noqa: S608
             f" SELECT {column}, author_id, COUNT(*) FROM author_signatures"
@@ -310,32 +353,71 @@ class ProfileRow:
     """Its (name, folded, given, block, count) name variants (see migration 034)."""
 
 
-_PROFILE_UPSERT = (
-    "INSERT INTO author_profiles (author_id, name, name_folded, block, n_signatures,"
-    " n_records, givens, reps, variants, created_at, updated_at)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_PROFILE_SET = (
     " ON CONFLICT(author_id) DO UPDATE SET name = excluded.name,"
     " name_folded = excluded.name_folded, block = excluded.block,"
     " n_signatures = excluded.n_signatures, n_records = excluded.n_records,"
     " givens = excluded.givens, reps = excluded.reps, variants = excluded.variants,"
     " updated_at = excluded.updated_at"
 )
+_PROFILE_INTO = (
+    " (author_id, name, name_folded, block, n_signatures, n_records, givens, reps, variants,"
+    " created_at, updated_at)"
+)
+_PROFILE_UPSERT = (
+    f"INSERT INTO author_profiles{_PROFILE_INTO} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"  # noqa: S608
+    + _PROFILE_SET
+)
+# A day's row: created when its base row was, if it has one.
+_PROFILE_UPSERT_DELTA = (
+    f"INSERT INTO author_profiles_delta{_PROFILE_INTO} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,"  # noqa: S608
+    " COALESCE((SELECT created_at FROM author_profiles WHERE author_id = ?1), ?10), ?11)"
+    + _PROFILE_SET
+)
 
 
-def put_profiles(conn: sqlite3.Connection, profiles: Iterable[ProfileRow]) -> None:
-    """Insert or update these profiles' rows, in the slim form of migration 039."""
+def put_profiles(
+    conn: sqlite3.Connection, profiles: Iterable[ProfileRow], *, base: bool = False
+) -> None:
+    """Insert or update these profiles' rows, in the slim form of migration 039: into the
+    delta (a day's few thousand rows: see `_current`), or with `base` into the base table
+    (a full run, whose base is empty). A profile whose block is no longer its base row's
+    goes to the base too (a few a day), so that a profile's base row and delta row are
+    always in one block and `profile_summaries` can tell a replaced row without a look-up."""
     stamp = now_seconds()
-    conn.executemany(
-        _PROFILE_UPSERT,
-        (
-            (
-                p.author_id, p.name, pack_folded(p.name, p.name_folded), p.block,
-                p.n_signatures, p.n_records, orjson.dumps(p.givens).decode(),
-                orjson.dumps(p.reps).decode(), pack_variants(p.variants, p.block), stamp, stamp,
+    rows = list(profiles)
+    moved: set[str] = set()
+    if not base:
+        block_of = {p.author_id: p.block for p in rows}
+        for chunk in _chunks(sorted(block_of)):
+            moved.update(
+                a
+                for a, b in conn.execute(
+                    "SELECT author_id, block FROM author_profiles"  # noqa: S608
+                    f" WHERE author_id IN ({_marks(len(chunk))})",
+                    list(chunk),
+                )
+                if b != block_of[a]
             )
-            for p in profiles
-        ),
-    )
+        conn.executemany(
+            "DELETE FROM author_profiles_delta WHERE author_id = ?", ((a,) for a in sorted(moved))
+        )
+    for sql, part in (
+        (_PROFILE_UPSERT, [p for p in rows if base or p.author_id in moved]),
+        (_PROFILE_UPSERT_DELTA, [] if base else [p for p in rows if p.author_id not in moved]),
+    ):
+        conn.executemany(
+            sql,
+            (
+                (
+                    p.author_id, p.name, pack_folded(p.name, p.name_folded), p.block,
+                    p.n_signatures, p.n_records, orjson.dumps(p.givens).decode(),
+                    orjson.dumps(p.reps).decode(), pack_variants(p.variants, p.block), stamp,
+                    stamp,
+                )
+                for p in part
+            ),
+        )
 
 
 _PROFILE_COLS = "author_id, name, name_folded, block, n_signatures, n_records, givens, reps, variants"
@@ -356,31 +438,80 @@ def profile_rows(
         )
 
     if author_ids is None:
-        sql = f"SELECT {_PROFILE_COLS} FROM author_profiles ORDER BY author_id"  # noqa: S608
+        sql = _current("author_profiles", _PROFILE_COLS, "1") + " ORDER BY author_id"
         yield from map(decode, conn.execute(sql))
         return
     for chunk in _chunks(sorted(set(author_ids))):
+        where = f"author_id IN ({_marks(len(chunk))})"
         yield from map(decode, conn.execute(
-            f"SELECT {_PROFILE_COLS} FROM author_profiles"  # noqa: S608
-            f" WHERE author_id IN ({_marks(len(chunk))}) ORDER BY author_id",
-            list(chunk),
+            _current("author_profiles", _PROFILE_COLS, where) + " ORDER BY author_id",
+            [*chunk, *chunk],
         ))
 
 
 def delete_profiles(conn: sqlite3.Connection, author_ids: Iterable[str]) -> None:
-    conn.executemany(
-        "DELETE FROM author_profiles WHERE author_id = ?", ((a,) for a in sorted(set(author_ids)))
-    )
+    gone = [(a,) for a in sorted(set(author_ids))]
+    conn.executemany("DELETE FROM author_profiles WHERE author_id = ?", gone)
+    conn.executemany("DELETE FROM author_profiles_delta WHERE author_id = ?", gone)
+
+
+def count_profiles(conn: sqlite3.Connection) -> int:
+    """Profiles now: the base rows, and the delta's rows of profiles the base lacks."""
+    return int(conn.execute(
+        "SELECT (SELECT COUNT(*) FROM author_profiles) + (SELECT COUNT(*)"
+        " FROM author_profiles_delta d WHERE NOT EXISTS"
+        " (SELECT 1 FROM author_profiles b WHERE b.author_id = d.author_id))"
+    ).fetchone()[0])
+
+
+def deltas_due(conn: sqlite3.Connection) -> bool:
+    """Whether the deltas hold more than 1/FOLD_SHARE as many profiles as the base (and
+    more than FOLD_MIN): then the next day folds them, beside its reads."""
+    held = int(conn.execute("SELECT COUNT(*) FROM author_profiles_delta").fetchone()[0])
+    if held <= FOLD_MIN:
+        return False
+    return held * FOLD_SHARE > int(conn.execute("SELECT COUNT(*) FROM author_profiles").fetchone()[0])
+
+
+def fold_statements() -> list[str]:
+    """SQL that moves the deltas into the base tables and empties them (in key order:
+    the rows go into each B-tree as one sorted sweep), to run in one transaction. Nothing
+    a reader sees changes, so another process may run it while a day reads
+    (`SQLiteStore.checkpoint_aside`)."""
+    out = [
+        f"INSERT OR REPLACE INTO author_profiles{_PROFILE_INTO} SELECT author_id, name,"  # noqa: S608
+        " name_folded, block, n_signatures, n_records, givens, reps, variants, created_at,"
+        " updated_at FROM author_profiles_delta ORDER BY author_id",
+        "INSERT OR REPLACE INTO author_members (author_id, ids)"
+        " SELECT author_id, ids FROM author_members_delta ORDER BY author_id",
+    ]
+    for table, column in _COUNTED.items():
+        out += [
+            f"INSERT INTO {table} ({column}, author_id, n) SELECT {column}, author_id, n"  # noqa: S608
+            f" FROM {table}_delta WHERE n <> 0 ORDER BY {column}, author_id"
+            f" ON CONFLICT({column}, author_id) DO UPDATE SET n = n + excluded.n",
+            f"DELETE FROM {table} WHERE n <= 0 AND ({column}, author_id) IN"  # noqa: S608
+            f" (SELECT {column}, author_id FROM {table}_delta WHERE n < 0)",
+        ]
+    return out + [
+        f"DELETE FROM {table}_delta"  # noqa: S608
+        for table in ("author_profiles", "author_members", *_COUNTED)
+    ]
+
+
+def fold_deltas(conn: sqlite3.Connection) -> None:
+    """`fold_statements` run on this connection (inside the caller's transaction)."""
+    for sql in fold_statements():
+        conn.execute(sql)
 
 
 def delete_all(conn: sqlite3.Connection) -> None:
     """Every signature, profile and sample (a full run rebuilds them; curations and
     redirects stay)."""
     conn.execute("DELETE FROM author_signatures")
-    conn.execute("DELETE FROM author_names")
-    conn.execute("DELETE FROM author_blocks")
-    conn.execute("DELETE FROM author_members")
-    conn.execute("DELETE FROM author_profiles")
+    for table in ("author_names", "author_blocks", "author_members", "author_profiles"):
+        conn.execute(f"DELETE FROM {table}")  # noqa: S608
+        conn.execute(f"DELETE FROM {table}_delta")  # noqa: S608
     conn.execute("DELETE FROM author_samples")
 
 
@@ -432,7 +563,9 @@ def delete_samples_of_records(conn: sqlite3.Connection, keys: Iterable[str]) -> 
 
 
 def profile_ids(conn: sqlite3.Connection) -> set[str]:
-    return {r[0] for r in conn.execute("SELECT author_id FROM author_profiles")}
+    return {r[0] for r in conn.execute("SELECT author_id FROM author_profiles")} | {
+        r[0] for r in conn.execute("SELECT author_id FROM author_profiles_delta")
+    }
 
 
 def ids_in_use(conn: sqlite3.Connection, ids: Sequence[str]) -> set[str]:
@@ -447,8 +580,9 @@ def ids_in_use(conn: sqlite3.Connection, ids: Sequence[str]) -> set[str]:
             r[0]
             for r in conn.execute(
                 f"SELECT author_id FROM author_profiles WHERE author_id IN ({marks})"  # noqa: S608
+                f" UNION SELECT author_id FROM author_profiles_delta WHERE author_id IN ({marks})"
                 f" UNION SELECT old_id FROM author_redirects WHERE old_id IN ({marks})",
-                [*chunk, *chunk],
+                [*chunk, *chunk, *chunk],
             )
         )
     return out
@@ -460,16 +594,24 @@ def profile_summaries(
     """(author_id, block, givens, n_signatures) of the profiles in these blocks, givens
     as their stored JSON text. A day reads ~200k of them and keeps a few, so this is
     answered from an index alone (migration 035), and the caller decodes each distinct
-    givens text once and reads the samples of the kept ones (`profile_samples`)."""
+    givens text once and reads the samples of the kept ones (`profile_samples`). In no
+    particular order. The base rows that a delta row replaces are told by their id among
+    the delta's rows of the same blocks (`put_profiles` keeps a profile's two rows in one
+    block): no look-up per base row."""
     out: list[tuple[str, str, str, int]] = []
     for chunk in _chunks(sorted(set(blocks))):
-        out.extend(
-            conn.execute(
-                "SELECT author_id, block, COALESCE(givens, '[]'), n_signatures"  # noqa: S608
-                f" FROM author_profiles WHERE block IN ({_marks(len(chunk))})",
-                list(chunk),
-            )
+        marks = _marks(len(chunk))
+        sql = (
+            "SELECT author_id, block, COALESCE(givens, '[]'), n_signatures"  # noqa: S608
+            f" FROM {{}} WHERE block IN ({marks})"
         )
+        newer = conn.execute(sql.format("author_profiles_delta"), list(chunk)).fetchall()
+        replaced = {r[0] for r in newer}
+        out.extend(
+            r for r in conn.execute(sql.format("author_profiles"), list(chunk))
+            if r[0] not in replaced
+        )
+        out.extend(newer)
     return out
 
 
@@ -477,10 +619,8 @@ def profile_samples(conn: sqlite3.Connection, author_ids: Iterable[str]) -> dict
     """The sampled member ids (`reps`) of these profiles."""
     out: dict[str, list[str]] = {}
     for chunk in _chunks(sorted(set(author_ids))):
-        rows = conn.execute(
-            f"SELECT author_id, reps FROM author_profiles WHERE author_id IN ({_marks(len(chunk))})",  # noqa: S608
-            list(chunk),
-        )
+        where = f"author_id IN ({_marks(len(chunk))})"
+        rows = conn.execute(_current("author_profiles", "author_id, reps", where), [*chunk, *chunk])
         out.update((a, orjson.loads(r or "[]")) for a, r in rows)
     return out
 
@@ -498,10 +638,10 @@ class ProfileState:
 def profile_states(conn: sqlite3.Connection, author_ids: Iterable[str]) -> dict[str, ProfileState]:
     out: dict[str, ProfileState] = {}
     for chunk in _chunks(sorted(set(author_ids))):
+        where = f"author_id IN ({_marks(len(chunk))})"
         rows = conn.execute(
-            "SELECT author_id, reps, n_records, variants, block FROM author_profiles"  # noqa: S608
-            f" WHERE author_id IN ({_marks(len(chunk))})",
-            list(chunk),
+            _current("author_profiles", "author_id, reps, n_records, variants, block", where),
+            [*chunk, *chunk],
         )
         out.update(
             (
@@ -797,10 +937,9 @@ def follow_redirects(conn: sqlite3.Connection, author_id: str) -> str:
 
 
 def get_profile_row(conn: sqlite3.Connection, author_id: str) -> dict[str, Any] | None:
+    cols = "author_id, name, block, n_signatures, n_records, created_at, updated_at"
     row = conn.execute(
-        "SELECT author_id, name, block, n_signatures, n_records, created_at, updated_at"
-        " FROM author_profiles WHERE author_id = ?",
-        (author_id,),
+        _current("author_profiles", cols, "author_id = ?"), (author_id, author_id)
     ).fetchone()
     if row is None:
         return None
@@ -808,22 +947,29 @@ def get_profile_row(conn: sqlite3.Connection, author_id: str) -> dict[str, Any] 
     return dict(zip(keys, (*row[:5], unpack_time(row[5]), unpack_time(row[6])), strict=True))
 
 
+def _by_records(hits: str) -> str:
+    """SQL ranking the profiles of `hits` (a query of their ids, maybe repeated) that have
+    a row: most records first, then by id; one `LIMIT ?` parameter follows."""
+    return (
+        "SELECT author_id FROM (SELECT DISTINCT author_id, COALESCE("  # noqa: S608
+        " (SELECT n_records FROM author_profiles_delta d WHERE d.author_id = h.author_id),"
+        " (SELECT n_records FROM author_profiles b WHERE b.author_id = h.author_id)) AS n_records"
+        f" FROM ({hits}) h) WHERE n_records IS NOT NULL ORDER BY n_records DESC, author_id LIMIT ?"
+    )
+
+
 def profiles_by_name(conn: sqlite3.Connection, name_folded: str, limit: int = 50) -> list[str]:
     """Profiles having a signature written exactly so (folded), most records first."""
-    rows = conn.execute(
-        "SELECT s.author_id FROM author_names s JOIN author_profiles p"
-        " ON p.author_id = s.author_id WHERE s.name_folded = ?"
-        " GROUP BY s.author_id ORDER BY MAX(p.n_records) DESC, s.author_id LIMIT ?",
-        (name_folded, limit),
-    )
+    hits = _counted("author_names", "name_folded", "author_id", "name_folded = ?")
+    rows = conn.execute(_by_records(hits), (name_folded, name_folded, limit))
     return [r[0] for r in rows]
 
 
 def profiles_in_block(conn: sqlite3.Connection, block: str, limit: int = 200) -> list[str]:
     rows = conn.execute(
-        "SELECT author_id FROM author_profiles WHERE block = ?"
-        " ORDER BY n_records DESC, author_id LIMIT ?",
-        (block, limit),
+        _current("author_profiles", "author_id, n_records", "block = ?")
+        + " ORDER BY n_records DESC, author_id LIMIT ?",
+        (block, block, limit),
     )
     return [r[0] for r in rows]
 
@@ -832,17 +978,13 @@ def search_profiles(conn: sqlite3.Connection, words: Sequence[str], limit: int =
     """Profiles with a name variant containing every word (folded, as a substring)."""
     if not words:
         return []
-    cond = " AND ".join("s.name_folded LIKE ? ESCAPE '\\'" for _ in words)
+    cond = " AND ".join("name_folded LIKE ? ESCAPE '\\'" for _ in words)
     args: list[Any] = [
         "%" + w.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         for w in words
     ]
-    rows = conn.execute(
-        "SELECT s.author_id FROM author_names s JOIN author_profiles p"  # noqa: S608
-        f" ON p.author_id = s.author_id WHERE {cond}"
-        " GROUP BY s.author_id ORDER BY MAX(p.n_records) DESC, s.author_id LIMIT ?",
-        [*args, limit],
-    )
+    hits = _counted("author_names", "name_folded", "author_id", cond)
+    rows = conn.execute(_by_records(hits), [*args, *args, limit])
     return [r[0] for r in rows]
 
 

@@ -45,14 +45,27 @@ PAGE_SIZE = 16384
 WAL_RESTART_BYTES = 512 << 20
 WAL_RESTART_WAIT_MS = 2000
 BUSY_TIMEOUT_MS = 30000
-# `checkpoint_aside` starts a process only for a WAL at least this large.
+# `checkpoint_aside` starts a process only for a WAL at least this large (or for statements).
 CHECKPOINT_ASIDE_BYTES = 8 << 20
-_CHECKPOINT_CHILD = (
-    "import sqlite3, sys\n"
-    "c = sqlite3.connect(sys.argv[1], timeout=30)\n"
+_ASIDE_CHILD = (
+    "import json, sqlite3, sys\n"
+    "c = sqlite3.connect(sys.argv[1], timeout=30, isolation_level=None)\n"
+    "work = json.loads(sys.argv[2])\n"
+    "if work:\n"
+    "    c.execute('BEGIN IMMEDIATE')\n"
+    "    for sql in work:\n"
+    "        c.execute(sql)\n"
+    "    c.execute('COMMIT')\n"
     "c.execute('PRAGMA wal_checkpoint(PASSIVE)').fetchall()\n"
     "c.close()\n"
 )
+
+
+class Aside:
+    """What `checkpoint_aside` did, known once its block is left."""
+
+    ok: bool | None = None
+    """Its statements were committed (None: there were none to run)."""
 
 
 def now() -> str:
@@ -342,10 +355,12 @@ class SQLiteStore:
             self.conn.execute(f"PRAGMA wal_autocheckpoint={limit // page}")
 
     @contextmanager
-    def checkpoint_aside(self) -> Iterator[None]:
+    def checkpoint_aside(self, statements: Sequence[str] = ()) -> Iterator[Aside]:
         """Copy the WAL's committed frames into the database in another process while the
         caller goes on reading (and its forked workers compute), and wait for it at the
-        end, before the caller writes.
+        end, before the caller writes. `statements` (SQL of our own, no parameters) run
+        there first, in one write transaction: only work that changes nothing a reader can
+        tell (the author deltas' fold), since the caller's reads may see either side of it.
 
         Why: a transaction that leaves the WAL under the autocheckpoint size is copied by
         the next writer's commit: the 1M day's works transaction (~5k pages of 16 KiB)
@@ -353,23 +368,34 @@ class SQLiteStore:
         interpreter, not a thread or a fork: the author stage forks workers meanwhile, and a
         fork must not copy SQLite's locks in the middle of a checkpoint. PASSIVE: it
         neither waits for nor blocks this connection's reads."""
+        done = Aside()
+        if self.path == ":memory:":  # no other process can open it: here, now
+            if statements:
+                with self.transaction():
+                    for sql in statements:
+                        self.conn.execute(sql)
+                done.ok = True
+            yield done
+            return
         try:
-            size = Path(self.path + "-wal").stat().st_size if self.path != ":memory:" else 0
+            size = Path(self.path + "-wal").stat().st_size
         except OSError:
             size = 0
-        if size < CHECKPOINT_ASIDE_BYTES:
-            yield
+        if size < CHECKPOINT_ASIDE_BYTES and not statements:
+            yield done
             return
         proc = subprocess.Popen(
-            [sys.executable, "-S", "-c", _CHECKPOINT_CHILD, self.path],
+            [sys.executable, "-S", "-c", _ASIDE_CHILD, self.path, orjson.dumps(list(statements))],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
         try:
-            yield
+            yield done
         finally:
-            proc.wait()  # a failure leaves the frames to the next commit, as before
+            # A failure leaves the frames to the next commit and the statements undone.
+            code = proc.wait()
+            done.ok = code == 0 if statements else None
 
     def restart_wal_if_large(self) -> None:
         """Between two transactions of a bulk write: once the WAL has grown past
