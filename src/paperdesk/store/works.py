@@ -535,7 +535,13 @@ def _resolve_batch(
         fw = {partner_work[k] for i in g for k in cannot_partner.get(i, ()) if k in partner_work}
         if fw:
             forbidden_by_group[n] = fw
-    cand_works = {w for _, ex, cs in plans for w in (*ex, *cs)}
+    # Only works a group may join are read (its identifier hits, curated partners and
+    # content matches above the threshold; works merged below are among them): the ~14k
+    # content candidates of a 1M store's day were most of these look-ups, and a match
+    # below the threshold is never consulted.
+    cand_works = {
+        w for _, ex, cs in plans for w in (*ex, *(w for w, s in cs.items() if s >= threshold))
+    }
     wkeys = _work_keys_of(conn, cand_works)
     out = _Writes(now())
     out.load_flags(conn, cand_works)
