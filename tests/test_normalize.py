@@ -24,6 +24,7 @@ from conftest import shared_file
 from paperdesk.errors import ParseError
 from paperdesk.model import Author, SourceRecord, Version
 from paperdesk.normalize import LIMITS, finish
+from paperdesk.normalize import names as names_module
 from paperdesk.normalize.ids import arxiv_id, normalize_doi, openreview_id, split_arxiv_id
 from paperdesk.normalize.names import (
     PARTICLES,
@@ -658,6 +659,32 @@ _WORDISH = st.lists(
 @given(_WORDISH)
 def test_short_paths_agree_with_full_rules(name: str) -> None:
     assert parse_name.__wrapped__(name) == parse_name_fully(name)
+
+
+def _regex_parts(name: str) -> tuple[str | None, ...] | None:
+    m = names_module._PLAIN_NAME.fullmatch(name)
+    return None if m is None else m.groups()
+
+
+def test_plain_parts_are_what_the_plain_name_pattern_matches() -> None:
+    """`_plain_parts` (string methods) stands in for `_PLAIN_NAME.fullmatch(...).groups()`
+    on the short path: the same answer on every name of the feed and on edge shapes."""
+    with gzip.open(shared_file(FEED), "rt", encoding="utf-8") as f:
+        names = [n for line in f for n in json.loads(line)["authors"]]
+    edges = [
+        "", "A", "A.", "Ab", "Ab Cd", "A. Cd", "Ab C.", "A.B. Cd", "Ab  Cd", " Ab Cd", "Ab Cd ",
+        "Ab-Cd Ef", "Ab-C Ef", "Ab--Cd Ef", "-Ab Cd", "Ab- Cd", "AB Cd", "Ab cD", "Ab Éf",
+        "Ab\tCd", "Ab Cd\n", "a. Cd", "Ab 1b", "Ab O'Neil", "J. P. Ab-Cd-Ef Gh",
+    ]
+    assert [names_module._plain_parts(n) for n in names + edges] == [
+        _regex_parts(n) for n in names + edges
+    ]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="AaBbZz-. \tÉé'1", max_size=14) | _WORDISH)
+def test_plain_parts_agree_with_the_pattern_on_any_text(name: str) -> None:
+    assert names_module._plain_parts(name) == _regex_parts(name)
 
 
 @settings(max_examples=120, deadline=None)

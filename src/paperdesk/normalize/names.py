@@ -290,6 +290,36 @@ _WORD = r"[A-Z][a-z]++(?:-[A-Z][a-z]++)*+"
 _PLAIN_NAME = re.compile(rf"([A-Z]\.|{_WORD})(?: ([A-Z]\.|{_WORD}))* ({_WORD})")
 
 
+def _is_word(tok: str) -> bool:
+    """`_WORD` for a token of an ASCII name: capitalised letter runs of two or more, joined
+    by single hyphens (for ASCII letters, `istitle` is "first upper, the rest lower")."""
+    if "-" in tok:
+        for seg in tok.split("-"):
+            if len(seg) < 2 or not seg.isalpha() or not seg.istitle():
+                return False
+        return True
+    return len(tok) >= 2 and tok.isalpha() and tok.istitle()
+
+
+def _plain_parts(name: str) -> tuple[str, str | None, str] | None:
+    """What `_PLAIN_NAME.fullmatch(name).groups()` gives (None where it does not match),
+    from string methods: the regex cost ~4.4k instructions a name, a third of `parse_name`
+    (cachegrind, compiled build); a test holds the two equal on real and generated names."""
+    if not name.isascii():
+        return None
+    toks = name.split(" ")
+    n = len(toks)
+    if n < 2 or not _is_word(toks[n - 1]):
+        return None
+    for i in range(n - 1):
+        tok = toks[i]
+        if len(tok) == 2 and tok[1] == "." and "A" <= tok[0] <= "Z":
+            continue
+        if not _is_word(tok):
+            return None
+    return toks[0], (toks[n - 2] if n > 2 else None), toks[n - 1]
+
+
 @functools.lru_cache(maxsize=65_536)
 def parse_name(name: str) -> ParsedName:
     """Clean and split one name as a source wrote it (cached: names recur).
@@ -300,9 +330,9 @@ def parse_name(name: str) -> ParsedName:
     initials, so `word.lower() in _FAST_BLOCK` is `word in _FAST_BLOCK_CAP`, without
     lowering each.
     """
-    m = _PLAIN_NAME.fullmatch(name)
-    if m is not None:
-        first, last_given, family = m.groups()
+    parts = _plain_parts(name)
+    if parts is not None:
+        first, last_given, family = parts
         block = _FAST_BLOCK_CAP if _FAST_BLOCK else (_fast_block(), _FAST_BLOCK_CAP)[1]
         if family not in block and first not in block and last_given not in block:
             low = family.lower()
