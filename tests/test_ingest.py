@@ -178,8 +178,8 @@ def _stored(db: Path) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]
 def test_parallel_workers_read_an_uncompressed_file_by_range(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """An uncompressed file is read by the workers themselves, by byte range, and no payload
-    crosses the pipes: the store, payload bytes and rejects are exactly the serial ones,
+    """An uncompressed file is read by the workers themselves, by byte ranges the main
+    process cut at line breaks: the store, payload bytes and rejects are exactly the serial ones,
     with odd lines (CRLF, blank, leading blanks, a bad one, a repeated one, no final line
     break) and chunk edges falling inside lines."""
     import paperdesk.ingest as ing
