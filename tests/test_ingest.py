@@ -175,15 +175,13 @@ def _stored(db: Path) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]
     return records, payloads
 
 
-def test_parallel_workers_read_an_uncompressed_file_by_range(
+def test_parallel_workers_on_an_uncompressed_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """An uncompressed file is read by the workers themselves, by byte ranges the main
-    process cut at line breaks: the store, payload bytes and rejects are exactly the serial ones,
-    with odd lines (CRLF, blank, leading blanks, a bad one, a repeated one, no final line
-    break) and chunk edges falling inside lines."""
+    """An uncompressed file through the workers: the store, payload bytes and rejects are
+    exactly the serial ones, with odd lines (CRLF, blank, leading blanks, a bad one, a
+    repeated one, no final line break)."""
     import paperdesk.ingest as ing
-    import paperdesk.ingest_pool as pool
 
     lines = feed_lines(1100)
     lines[0] = b"  " + lines[0]
@@ -195,7 +193,6 @@ def test_parallel_workers_read_an_uncompressed_file_by_range(
     src = tmp_path / "feed.jsonl"
     src.write_bytes(b"".join(lines))
     monkeypatch.setattr(ing, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(pool, "SCAN_BYTES", 4096)
     results = {}
     for workers in (0, 2):
         db = tmp_path / f"w{workers}.db"
@@ -208,27 +205,6 @@ def test_parallel_workers_read_an_uncompressed_file_by_range(
     bodies = {body for _, _, _, body in results[2][0][1]}
     assert lines[0].rstrip(b"\n") in bodies and lines[10].rstrip(b"\r\n") in bodies
     assert lines[-1] in bodies
-
-
-def test_range_chunks_cut_where_line_chunks_do() -> None:
-    """The byte ranges of an uncompressed file hold the same lines as the line chunks."""
-    import io
-
-    import paperdesk.ingest_pool as pool
-
-    for data in (b"", b"a\n", b"a", b"a\nb", b"a\n\nbc\r\nd\n" * 7, b"x" * 30 + b"\ny\n" * 9):
-        for lines in (1, 2, 3, 10):
-            want = [(f, n, d) for f, n, d in pool.line_chunks(io.BytesIO(data), lines, "t", ())]
-            for scan in (1, 2, 5, 64):
-                pool.SCAN_BYTES = scan
-                try:
-                    got = [
-                        (f, n, data[o : o + k])
-                        for f, n, o, k in pool.range_chunks(io.BytesIO(data), lines)
-                    ]
-                finally:
-                    pool.SCAN_BYTES = 1 << 20
-                assert got == want, (data, lines, scan)
 
 
 def test_bulk_write_starts_a_large_wal_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

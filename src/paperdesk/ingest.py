@@ -361,8 +361,6 @@ def ingest_file(
             batches = ingest_pool.parallel_batches(
                 parser.NAME, stream, origin=origin, db_path=store.path,
                 batch_size=batch_size, workers=workers, errors=_DECOMPRESS_ERRORS,
-                # uncompressed: the workers read their own byte ranges of the file
-                path=os.path.abspath(path) if stream is raw else None,
             )
         else:
             batches = _serial_batches(store, parser.parse(stream, origin), origin, batch_size)

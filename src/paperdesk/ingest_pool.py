@@ -6,14 +6,6 @@ Why rows and not records: pickling a `SourceRecord` costs more than parsing it, 
 row (`paperdesk.store.sqlite.Row`) is a tuple of str/bytes that crosses processes cheaply.
 Order is kept (results are consumed in submission order) and at most `IN_FLIGHT × workers` chunks
 are in flight, so memory stays bounded whatever the input size.
-
-An uncompressed file is not sent to the workers: the main process finds the chunks' line
-boundaries (C-level scans of 1 MiB blocks instead of a `readline` a line) and each worker
-reads its byte range itself; a compressed one is decompressed once, in the main process,
-and its chunks are sent as bytes. (The raw payloads still come back inside the rows:
-sending their places in the chunk instead, for the main process to cut out of its own
-copy, saved pipe copies but cost as many instructions in rebuilding the row tuples on both
-sides, cachegrind: +8.4k a row in a worker, +5.0k in the main process.)
 """
 
 from __future__ import annotations
@@ -21,7 +13,6 @@ from __future__ import annotations
 import io
 import multiprocessing as mp
 import os
-import pickle
 import sqlite3
 import sys
 from collections import deque
@@ -45,17 +36,8 @@ LINE_FORMATS = {"arxiv-feed", "arxiv-snapshot", "papercopilot"}
 IN_FLIGHT = 4
 # Buffer size asked for the pool's pipes (see `_widen_pipes`).
 PIPE_BYTES = 1 << 20
-# Bytes read at a time when the main process looks for the line boundaries of an
-# uncompressed file.
-SCAN_BYTES = 1 << 20
-_NL = ord("\n")
 
 _ro: sqlite3.Connection | None = None
-_files: dict[str, int] = {}  # a worker's open inputs (read by byte range)
-
-
-# (path, offset, length) of a chunk the worker reads itself, or the chunk's bytes.
-Chunk = tuple[str, int, int] | bytes
 
 
 class _Pool(Pool):
@@ -119,22 +101,9 @@ def _known(pairs: list[tuple[str, str]]) -> set[tuple[str, str]]:
     return known_payloads(_ro, pairs)
 
 
-def read_range(path: str, offset: int, length: int) -> bytes:
-    """`length` bytes of `path` from `offset` (a worker keeps its inputs open)."""
-    fd = _files.get(path)
-    if fd is None:
-        fd = _files[path] = os.open(path, os.O_RDONLY)
-    data = os.pread(fd, length, offset)
-    if len(data) != length:
-        raise PaperdeskError(f"{path} changed while it was being ingested")
-    return data
-
-
-def _work(parser_name: str, origin: str, first_no: int, chunk: Chunk) -> bytes:
-    """One chunk's prepared rows, pickled here (see `_dumps`) for `parallel_batches`."""
+def _work(parser_name: str, origin: str, first_no: int, data: bytes) -> list[Row | Reject | str]:
     from paperdesk.ingest import prepare_batch
 
-    data = read_range(*chunk) if isinstance(chunk, tuple) else chunk
     with gc_paused():
         items = []
         for item in sources.get(parser_name).parse(io.BytesIO(data), origin):
@@ -146,19 +115,7 @@ def _work(parser_name: str, origin: str, first_no: int, chunk: Chunk) -> bytes:
         # allocated since its last pass, and would otherwise walk all ~100k of them once
         # (measured: 14 % of a worker's time).
         del items
-        return _dumps(out)
-
-
-def _dumps(rows: list[Row | Reject | str]) -> bytes:
-    """Pickled without the memo: a batch's rows hold no object twice that matters and no
-    cycle, and the memo (a table entry for every string and tuple) was ~20 % of the
-    pickling's instructions (cachegrind, 20,000 snapshot rows: 22.2k -> 18.0k a row; loading
-    7.7k -> 7.1k). The pool then ships one bytes object."""
-    buf = io.BytesIO()
-    pickler = pickle.Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL)
-    pickler.fast = True  # no memo (documented, though marked deprecated)
-    pickler.dump(rows)
-    return buf.getvalue()
+    return out
 
 
 def line_chunks(
@@ -187,32 +144,6 @@ def line_chunks(
         yield first, len(buf), b"".join(buf)
 
 
-def range_chunks(
-    stream: BinaryIO, lines: int
-) -> Iterator[tuple[int, int, int, int]]:
-    """(first line number, line count, offset, length) for every `lines` lines of an
-    uncompressed file, read from its current position (0) in `SCAN_BYTES` blocks: the
-    boundaries are found with C-level scans, and the lines themselves are not copied."""
-    buf = bytearray(SCAN_BYTES)
-    first, start, count, at, last = 1, 0, 0, 0, _NL
-    while got := stream.readinto(buf):  # type: ignore[attr-defined]
-        i = 0
-        while True:
-            need = lines - count
-            have = buf.count(b"\n", i, got)
-            if have < need:
-                count += have
-                break
-            for _ in range(need):
-                i = buf.index(b"\n", i, got) + 1
-            yield first, lines, start, at + i - start
-            first, start, count = first + lines, at + i, 0
-        last = buf[got - 1]
-        at += got
-    if at > start:  # the last lines; the very last one may lack its line break
-        yield first, count + (last != _NL), start, at - start
-
-
 def parallel_batches(
     parser_name: str,
     stream: BinaryIO,
@@ -222,10 +153,8 @@ def parallel_batches(
     batch_size: int,
     workers: int,
     errors: tuple[type[BaseException], ...],
-    path: str | None = None,
 ) -> Iterator[tuple[int, list[Row | Reject | str]]]:
-    """(records in batch, prepared batch) in input order, prepared by `workers` processes.
-    With `path` (`stream` is that file, uncompressed) the workers read their chunks from it."""
+    """(records in batch, prepared batch) in input order, prepared by `workers` processes."""
     ctx = mp.get_context("spawn")  # no fork: the parent holds SQLite handles and threads
     with _Pool(workers, initializer=_init, initargs=(db_path,), context=ctx) as pool:
         _widen_pipes(pool)
@@ -236,33 +165,26 @@ def parallel_batches(
                 f"ingest worker processes did not start ({exc!r}); "
                 "set PAPERDESK_INGEST_WORKERS=0 to ingest in one process"
             ) from exc
-        pending: deque[tuple[int, AsyncResult[bytes]]] = deque()
-        chunks: Iterator[tuple[int, int, Chunk]]
-        if path is not None:
-            chunks = (
-                (first, n, (path, offset, length))
-                for first, n, offset, length in range_chunks(stream, batch_size)
-            )
-        else:
-            chunks = line_chunks(stream, batch_size, origin, errors)
+        pending: deque[tuple[int, AsyncResult[list[Row | Reject | str]]]] = deque()
+        chunks = line_chunks(stream, batch_size, origin, errors)
         broken: ParseError | None = None
         exhausted = False
         while True:
             while not exhausted and broken is None and len(pending) < IN_FLIGHT * workers:
                 try:
-                    first, n, chunk = next(chunks)
+                    first, n, data = next(chunks)
                 except StopIteration:
                     exhausted = True
                     break
                 except ParseError as exc:
                     broken = exc
                     break
-                pending.append((n, pool.apply_async(_work, (parser_name, origin, first, chunk))))
+                pending.append((n, pool.apply_async(_work, (parser_name, origin, first, data))))
             if not pending:
                 break
             n, result = pending.popleft()
             with gc_paused():  # unpickling a batch allocates ~10 objects a record
-                prepared = pickle.loads(result.get())
+                prepared = result.get()
             yield n, prepared
         if broken is not None:
             raise broken
