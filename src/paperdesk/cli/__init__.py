@@ -140,7 +140,6 @@ def main(ctx: click.Context, db: Path | None) -> None:
     ctx.call_on_close(obj.close)
 
 
-
 def run() -> None:
     """The `paperdesk` program: `main`, then an exit without the interpreter's teardown.
 
