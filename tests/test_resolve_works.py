@@ -445,7 +445,7 @@ def test_stored_candidates_as_counted_one_doc_at_a_time(
                 hits[i].update(found)
     expected = {i: [rw for rw, _ in c.most_common(works.TOP_CANDIDATES)] for i, c in hits.items()}
 
-    got = works._sql_candidates(store.conn, members, batch)
+    got = works._sql_candidates(store.conn, members, batch.tkeys, batch.akeys)
     assert got == expected
     assert len(expected) > 300
     cut = [c for c in hits.values() if len(c) > 2]
@@ -563,3 +563,46 @@ def test_store_from_before_the_day_table_resolves_its_next_day(tmp_path: Path) -
     assert _work_tables(old) == _work_tables(new)
     old.close()
     new.close()
+
+
+def test_a_batch_shared_with_a_forked_helper_decides_as_one_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A one-process run's batch featurised and scored against the stored works half here
+    and half in a forked helper (`_prepare_split`) decides as one process does, through
+    days with copies, a curated merge and a split; where the helper fails, its part is
+    done here with the same result."""
+    import paperdesk.store.works as works
+
+    recs = _first_feed(1100)
+    monkeypatch.setattr(works, "SPLIT_MIN", 10**9)
+    alone = open_store(tmp_path / "alone.db")
+    _days(alone, recs)
+    expected = _work_tables(alone)
+    alone.close()
+
+    split = works._prepare_split
+    sizes: list[int] = []
+
+    def counted(*args: object) -> works.Prepared:
+        sizes.append(len(args[2]))  # type: ignore[arg-type]
+        return split(*args)  # type: ignore[arg-type]
+
+    def failing(*args: object) -> None:
+        raise RuntimeError("the helper fails")
+
+    monkeypatch.setattr(works, "SPLIT_MIN", 100)
+    monkeypatch.setattr(works, "_prepare_split", counted)
+    for name, share in (("shared.db", 50), ("uneven.db", 23)):
+        monkeypatch.setattr(works, "SPLIT_SHARE", share)
+        s = open_store(tmp_path / name)
+        _days(s, recs)
+        assert _work_tables(s) == expected
+        s.close()
+    assert sizes == [400, 360, 420] * 2  # every day's batch was shared
+    monkeypatch.setattr(works, "_matched_into", failing)
+    s = open_store(tmp_path / "failed.db")
+    _days(s, recs)
+    assert _work_tables(s) == expected
+    assert len(sizes) == 9
+    s.close()

@@ -39,7 +39,13 @@ from paperdesk.resolve.blocking import (
 from paperdesk.resolve.cluster import Clusterer
 from paperdesk.resolve.pairs import MATCH_THRESHOLD, score
 from paperdesk.resolve.works import Doc, make_doc, make_docs
-from paperdesk.store.sqlite import SQLiteStore, decode_record, now, restore_derived_text
+from paperdesk.store.sqlite import (
+    CACHE_KIB,
+    SQLiteStore,
+    decode_record,
+    now,
+    restore_derived_text,
+)
 
 CHECKPOINT = "resolve.works.seq"
 TOP_CANDIDATES = 20
@@ -49,6 +55,11 @@ PARALLEL_MIN = 50_000
 DOC_CACHE = 400_000
 """Features of at most this many indexed records are kept between batches (~1.5 kB each)."""
 _CHUNK = 500  # SQLite host-parameter chunk
+SPLIT_MIN = 500
+"""A one-process run's batch of at least this many records is shared with a forked helper
+(`_prepare_split`); below it, starting the helper costs more than it saves."""
+SPLIT_SHARE = 50
+"""Percent of such a batch this process keeps (the helper takes the rest)."""
 LSH_DAY_ROWS = 250_000
 """Rows `work_lsh_day` may hold before a run folds them into `work_lsh`. A 1M store's day
 adds ~30k: the small table's index stays a few hundred pages (each day dirties about all
@@ -225,14 +236,31 @@ class Prepared:
     akeys: np.ndarray
     pairs: list[tuple[float, int, int]]
     """(score, i, j), best first, only pairs scoring at least the threshold."""
+    scores: dict[int, dict[int, float]] | None = None
+    """Each doc's scores against the stored works (`_doc_scores`) when computed with the
+    features (`_prepare_split`); None: `_resolve_batch` looks them up."""
+
+
+def _featurised(rows: Sequence[tuple[int, int, bytes]]) -> tuple[list[Doc], np.ndarray, np.ndarray]:
+    """Docs and their title and abstract LSH keys (each record's alone)."""
+    docs = make_docs([RecordLite(d) for _, _, d in rows])
+    return docs, title_keys(docs), abstract_keys(docs)
 
 
 def prepare(rows: Sequence[tuple[int, int, bytes]], threshold: float) -> Prepared:
     """Featurise stored rows and score their within-batch candidate pairs: everything of a
     batch that does not depend on the store, so it runs in worker processes while the
     resolving process attaches the previous batch."""
-    docs = make_docs([RecordLite(d) for _, _, d in rows])
-    tkeys, akeys = title_keys(docs), abstract_keys(docs)
+    return _paired(rows, *_featurised(rows), threshold)
+
+
+def _paired(
+    rows: Sequence[tuple[int, int, bytes]],
+    docs: list[Doc],
+    tkeys: np.ndarray,
+    akeys: np.ndarray,
+    threshold: float,
+) -> Prepared:
     pairs = []
     for i, j in candidate_pairs([tkeys, akeys]):
         sc = score(docs[i], docs[j], threshold)
@@ -243,14 +271,26 @@ def prepare(rows: Sequence[tuple[int, int, bytes]], threshold: float) -> Prepare
 
 
 def _prepared(
-    conn: sqlite3.Connection, after: int, batch_size: int, workers: int, threshold: float
+    conn: sqlite3.Connection,
+    after: int,
+    batch_size: int,
+    workers: int,
+    threshold: float,
+    run: _Run,
+    split: str | None,
 ) -> Iterator[Prepared]:
     """Prepared batches in order; with `workers` > 1 the next batches are prepared in
-    other processes (one batch each) while this one resolves the current batch."""
+    other processes (one batch each) while this one resolves the current batch. With
+    `split` (the store file) a one-process run's batch of at least SPLIT_MIN records is
+    featurised and scored against the stored works by this process and a forked helper,
+    half each (`_prepare_split`)."""
     raw = _iter_changed(conn, after, batch_size)
     if workers <= 1:
         for rows in raw:
-            yield prepare(rows, threshold)
+            if split is not None and len(rows) >= SPLIT_MIN:
+                yield _prepare_split(conn, split, rows, threshold, run)
+            else:
+                yield prepare(rows, threshold)
         return
     ctx = multiprocessing.get_context("spawn")  # no fork of an open SQLite connection
     with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
@@ -261,6 +301,89 @@ def _prepared(
                 yield pending.popleft().result()
         while pending:
             yield pending.popleft().result()
+
+
+def can_split(path: str) -> bool:
+    """Whether a small run's batches may be shared with a forked helper (`_prepare_split`):
+    a store file (the helper opens its own connection), fork, and two cores."""
+    return (
+        path != ":memory:"
+        and "fork" in multiprocessing.get_all_start_methods()
+        and (os.cpu_count() or 1) >= 2
+    )
+
+
+@dataclass
+class _Half:
+    """Part of a batch featurised and scored against the stored works (`_doc_scores`,
+    indices into `docs`)."""
+
+    docs: list[Doc]
+    tkeys: np.ndarray
+    akeys: np.ndarray
+    scores: dict[int, dict[int, float]]
+
+
+def _matched(
+    conn: sqlite3.Connection, rows: Sequence[tuple[int, int, bytes]], threshold: float, run: _Run
+) -> _Half:
+    docs, tkeys, akeys = _featurised(rows)
+    members = np.arange(len(docs), dtype=np.int64)
+    return _Half(docs, tkeys, akeys, _doc_scores(conn, docs, tkeys, akeys, members, run, threshold))
+
+
+def _matched_into(
+    pipe: Any, path: str, rows: Sequence[tuple[int, int, bytes]], threshold: float, run: _Run
+) -> None:
+    """The forked helper of `_prepare_split`: its part on a read-only connection of its
+    own (a forked process must not use its parent's)."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+    conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+    pipe.send(_matched(conn, rows, threshold, run))
+    pipe.close()
+
+
+def _prepare_split(
+    conn: sqlite3.Connection,
+    path: str,
+    rows: Sequence[tuple[int, int, bytes]],
+    threshold: float,
+    run: _Run,
+) -> Prepared:
+    """`prepare` plus every doc's scores against the stored works, the later part of the
+    batch done by a forked helper meanwhile. Why: on a 1M store's day these were ~1.4 of
+    the stage's ~1.8 CPU-s (featurising the 2,000 records, looking up their stored
+    candidates, decoding and scoring ~15k of them), all of it per record and read-only,
+    while the second core idled. Each doc's scores depend on that doc and the stored rows
+    alone (`_doc_scores`), so the halves give what one process gives; the stored state is
+    the one `_resolve_batch` would read (nothing is written between). If the helper fails,
+    its part is done here."""
+    cut = len(rows) * SPLIT_SHARE // 100
+    ctx = multiprocessing.get_context("fork")
+    ours, theirs = ctx.Pipe(duplex=False)
+    helper = ctx.Process(target=_matched_into, args=(theirs, path, rows[cut:], threshold, run))
+    helper.start()
+    theirs.close()
+    try:
+        a = _matched(conn, rows[:cut], threshold, run)
+        try:
+            b: _Half | None = ours.recv()
+        except (EOFError, OSError):
+            b = None
+    finally:
+        ours.close()
+        helper.join()
+    if b is None:
+        b = _matched(conn, rows[cut:], threshold, run)
+    batch = _paired(
+        rows,
+        a.docs + b.docs,
+        np.vstack([a.tkeys, b.tkeys]),
+        np.vstack([a.akeys, b.akeys]),
+        threshold,
+    )
+    batch.scores = {**a.scores, **{cut + i: s for i, s in b.scores.items()}}
+    return batch
 
 
 @dataclass
@@ -360,7 +483,8 @@ def _resolve_works(
         if _day_rows(conn) >= LSH_DAY_ROWS:
             fold_lsh(store)
         run.lsh_table = "work_lsh_day"
-    for batch in _prepared(conn, after, batch_size, nproc, threshold):
+    split = store.path if run.index is None and nproc <= 1 and can_split(store.path) else None
+    for batch in _prepared(conn, after, batch_size, nproc, threshold, run, split):
         if len(run.cache) > DOC_CACHE:
             run.cache.clear()
         with store.transaction():
@@ -835,31 +959,57 @@ def _content_candidates(
     run: _Run,
     threshold: float,
 ) -> None:
-    """Fill plans[n][2] (work → best score) from stored LSH keys, for groups in `which`."""
-    docs, cache = batch.docs, run.cache
-    members = np.array([i for n in which for i in plans[n][0]], dtype=np.int64)
+    """Fill plans[n][2] (work → best score) for groups in `which`: its members' scores
+    against the stored works, in member order (a work's place in the dict is where it is
+    first met, which orders ties)."""
+    scores = batch.scores
+    if scores is None:
+        members = np.array([i for n in which for i in plans[n][0]], dtype=np.int64)
+        scores = _doc_scores(conn, batch.docs, batch.tkeys, batch.akeys, members, run, threshold)
+    for n in which:
+        best = plans[n][2]
+        for i in plans[n][0]:
+            for work, s in scores.get(i, {}).items():
+                if s > best.get(work, -1.0):
+                    best[work] = s
+
+
+def _doc_scores(
+    conn: sqlite3.Connection,
+    docs: Sequence[Doc],
+    tkeys: np.ndarray,
+    akeys: np.ndarray,
+    members: np.ndarray,
+    run: _Run,
+    threshold: float,
+) -> dict[int, dict[int, float]]:
+    """doc (of `members`) → work → the doc's best score against the work's stored records
+    among its top LSH candidates, works in the order first met."""
+    cache = run.cache
     if run.index is not None:
-        qkeys = np.hstack([batch.tkeys[members], batch.akeys[members]])
+        qkeys = np.hstack([tkeys[members], akeys[members]])
         qdocs = np.repeat(members, qkeys.shape[1])
         found = run.index.top_candidates(qkeys.reshape(-1), qdocs, TOP_CANDIDATES)
         top = {i: [(r, run.follow(run.index.work_of[r])) for r in rws] for i, rws in found.items()}
     else:
-        top = _sql_candidates(conn, members, batch)
+        top = _sql_candidates(conn, members, tkeys, akeys)
     rows = sorted({r for lst in top.values() for r, _ in lst} - cache.keys())
     for part in _chunks(rows):
         sql = f"SELECT record_rowid, doc FROM work_docs WHERE record_rowid IN ({_marks(len(part))})"  # noqa: S608
         for rowid, blob in conn.execute(sql, list(part)):
             cache[int(rowid)] = unpack_doc(blob)
-    for n in which:
-        best = plans[n][2]
-        for i in plans[n][0]:
-            for rowid, work in top.get(i, ()):
-                c = cache.get(rowid)
-                if c is None:
-                    continue
-                s = score(docs[i], c, threshold)
-                if s > best.get(work, -1.0):
-                    best[work] = s
+    out: dict[int, dict[int, float]] = {}
+    for i, cands in top.items():
+        best: dict[int, float] = {}
+        for rowid, work in cands:
+            c = cache.get(rowid)
+            if c is None:
+                continue
+            s = score(docs[i], c, threshold)
+            if s > best.get(work, -1.0):
+                best[work] = s
+        out[i] = best
+    return out
 
 
 _LSH_CHUNK = 999
@@ -867,7 +1017,7 @@ _LSH_CHUNK = 999
 
 
 def _sql_candidates(
-    conn: sqlite3.Connection, members: np.ndarray, batch: Prepared
+    conn: sqlite3.Connection, members: np.ndarray, tkeys: np.ndarray, akeys: np.ndarray
 ) -> dict[int, list[tuple[int, int]]]:
     """doc → (rowid, work) of the stored records sharing the most LSH keys with it (at
     most TOP_CANDIDATES, most shared first), looked up in `work_lsh` and `work_lsh_day`
@@ -881,7 +1031,7 @@ def _sql_candidates(
     (a temp table of the ~55k keys of a 1M store's day cost 0.25 s to fill, and as a
     join SQLite scanned all 3.2M rows), and the counting and ranking run on arrays: the
     same candidates in the same order as counting with one `Counter` a doc."""
-    qk = np.hstack([batch.tkeys[members], batch.akeys[members]]).astype(np.int64)
+    qk = np.hstack([tkeys[members], akeys[members]]).astype(np.int64)
     qd = np.repeat(members.astype(np.int64), qk.shape[1])
     qk = qk.reshape(-1)
     qd, qk = qd[qk != 0], qk[qk != 0]
