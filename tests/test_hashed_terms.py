@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gzip
+import io
+import pickle
 import random
 import subprocess
 import sys
@@ -61,6 +63,39 @@ def test_vectors_equal_sklearns_bit_for_bit() -> None:
     hashed_terms.l2_normalize(ours, chunk=500)  # several chunks
     ref = normalize(ref, norm="l2", copy=False)
     assert np.array_equal(ours.data, ref.data)  # the same bits, not merely close
+
+
+def test_rows_without_scipy_equal_the_sparse_path_bit_for_bit() -> None:
+    """`count_rows` (one sort, numpy only) sums and orders as scipy's `sum_duplicates`;
+    `sublinear_rows` are the author features' vectors as built from `term_counts`; and the
+    helper's `serve_rows` hands the same arrays back through its pipes."""
+    texts = _feed_texts(3000)
+    ref = hashed_terms.term_counts(texts, DIM)
+    rows = hashed_terms.count_rows(texts, DIM)
+    for a, b in zip(rows, (ref.indptr, ref.indices, ref.data), strict=True):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+    ref.data = 1.0 + np.log(ref.data)
+    hashed_terms.l2_normalize(ref)
+    rows = hashed_terms.sublinear_rows(texts, DIM)
+    for a, b in zip(rows, (ref.indptr, ref.indices, ref.data), strict=True):
+        assert np.array_equal(a, b)
+    out = io.BytesIO()
+    hashed_terms.serve_rows(io.BytesIO(pickle.dumps((texts, DIM))), out)
+    for a, b in zip(pickle.loads(out.getvalue()), rows, strict=True):
+        assert np.array_equal(a, b)
+    out = io.BytesIO()
+    hashed_terms.serve_rows(io.BytesIO(b""), out)  # nothing sent: nothing done
+    assert out.getvalue() == b""
+    empty = hashed_terms.count_rows([], DIM)
+    assert [len(a) for a in empty] == [1, 0, 0]
+
+
+def test_hashed_terms_imports_no_scipy() -> None:
+    """The texts helper of an incremental day starts fresh and imports this module: its
+    start-up is numpy's, not scipy.sparse's."""
+    code = "import sys, paperdesk.resolve.hashed_terms; print('scipy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
 
 
 def test_the_author_stage_does_not_import_sklearn() -> None:

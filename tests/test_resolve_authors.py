@@ -655,6 +655,14 @@ def test_day_in_workers_gives_the_one_process_day(
         return solved[-1]
 
     monkeypatch.setattr(ctx, "solve_day", spy)
+    texts: list[object] = []  # what the texts helper (a fresh process) handed back
+    real_get = ctx.TextsAhead.get
+
+    def get_spy(self: ctx.TextsAhead) -> object:
+        texts.append(real_get(self))
+        return texts[-1]
+
+    monkeypatch.setattr(ctx.TextsAhead, "get", get_spy)
 
     def run(name: str, minimum: int, curate: bool) -> tuple[list, ...]:
         store = open_store(tmp_path / name)
@@ -690,10 +698,12 @@ def test_day_in_workers_gives_the_one_process_day(
         assert not solved
         if not curate:
             assert serial == slow
+        texts.clear()
         workers = run(f"workers{curate}.db", 0, curate)
         assert len(solved) == 1
         if not curate:
             assert solved[0] is not None  # the day really ran in the workers
+            assert len(texts) == 1 and texts[0] is not None  # with the helper's vectors
         assert workers == serial
 
 

@@ -341,16 +341,20 @@ def _resolve_authors(
     solo = {s for c in curations for g in c.groups for s in g}
 
     streamed = authors_stream.stream(store, solo) if authors_stream.can_stream(store, since) else None
-    if streamed is None:
-        builder, changed, last_seq = _stage_new(store, since, solo)
-        stats.records = len(changed)
-    else:  # a full run: nothing below looks at which records changed
-        builder, changed, last_seq = streamed.builder, set(), streamed.last_seq
-        stats.records = streamed.records
-    stats.lap("read")
-    stats.signatures = builder.signatures
-    # A day's new texts are vectorised by another process while this one attaches.
-    with authors_context.texts_ahead(store.path, {} if stats.full else builder.units) as ahead:
+    # A day's new texts are vectorised by a helper process while this one reads and
+    # attaches (started now: its imports run beside the read).
+    n_changed = 0 if stats.full or streamed is not None else db.count_changed(conn, since)
+    with authors_context.texts_ahead(store.path, n_changed) as ahead:
+        if streamed is None:
+            builder, changed, last_seq = _stage_new(store, since, solo)
+            stats.records = len(changed)
+        else:  # a full run: nothing below looks at which records changed
+            builder, changed, last_seq = streamed.builder, set(), streamed.last_seq
+            stats.records = streamed.records
+        stats.lap("read")
+        stats.signatures = builder.signatures
+        if ahead is not None:
+            ahead.send(builder.units)
         old_of_changed = {} if stats.full else {
             r.sig_id: r.author_id for r in db.signatures_of_records(conn, changed)
         }

@@ -19,10 +19,14 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import pickle
+import subprocess
+import sys
+import threading
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -33,10 +37,10 @@ from paperdesk.resolve import authors_samples as samples
 from paperdesk.resolve.authors_cluster import UnionFind
 from paperdesk.resolve.authors_disambiguate import Constraints, disambiguate
 from paperdesk.resolve.authors_features import (
+    TEXT_DIM,
     Signature,
     name_form,
     signatures_from_record,
-    texts_vectors,
 )
 from paperdesk.resolve.authors_model import PairModel
 from paperdesk.resolve.authors_names import GivenName, first_names_relation, parse_given
@@ -59,6 +63,18 @@ processes; below it forking costs more than it saves."""
 PARTS_PER_WORKER = 8
 """Block shares per worker: the cost of a block is only known once its profiles are read,
 so many small shares even the workers' loads out."""
+
+AHEAD_PER_UNIT = 4
+"""A run starts the texts helper before its read phase from `DAY_MIN / AHEAD_PER_UNIT`
+changed records (a 1M day's 2,000 records gave 10,630 units); whether it is used is
+decided once the units are known (`TextsAhead.send`)."""
+
+_TEXTS_CHILD = (
+    "import sys; sys.path[:0] = sys.argv[1:];"
+    " from paperdesk.resolve.hashed_terms import serve_rows; serve_rows()"
+)
+"""The texts helper's program: this process's module path first (the same paperdesk),
+then `hashed_terms.serve_rows`, which imports numpy only."""
 
 _relation = first_names_relation.__wrapped__
 """Uncached: each (block, given name) pair is compared once per run here."""
@@ -281,59 +297,103 @@ def _solve_part(blocks: list[str]) -> _Part:
 
 def can_solve_day(path: str, pending: Collection[Unit]) -> bool:
     """A day on a store file, with enough new units to be worth the workers."""
+    return _workers_possible(path) and len(pending) >= DAY_MIN
+
+
+def _workers_possible(path: str) -> bool:
+    """A store file (workers open their own connections), fork, and two cores."""
     if path == ":memory:" or "fork" not in mp.get_all_start_methods():
         return False
-    return min(2, os.cpu_count() or 1) >= 2 and len(pending) >= DAY_MIN
+    return min(2, os.cpu_count() or 1) >= 2
 
 
 @dataclass
 class TextsAhead:
-    """The text vectors of a day's new records, being computed by a forked process."""
+    """The text vectors of a day's new records, computed by a helper process: started
+    fresh (`texts_ahead`) before the read phase so that its imports run meanwhile, sent
+    the texts once they are read (`send`), its rows taken by `solve_day` (`get`)."""
 
-    keys: list[str]
-    process: Any
-    conn: Any
-    """Our end of the pipe the vectors come through (pickled, a row per key)."""
+    process: subprocess.Popen[bytes]
+    keys: list[str] = field(default_factory=list)
+    writer: threading.Thread | None = None
 
-    def get(self) -> Texts:
-        rows = self.conn.recv()
-        self.process.join()
+    def send(self, units: Mapping[str, Unit]) -> bool:
+        """Hand the texts of these units' records to the helper (a thread writes them:
+        the pipe holds less than the texts, and the helper may still be importing); or,
+        with too few units for `solve_day`, stop it. Whether they were sent."""
+        if len(units) < DAY_MIN:
+            self.stop()
+            return False
+        text_of: dict[str, str] = {}
+        for u in units.values():
+            text_of.setdefault(u.rep.record_key, u.rep.text)
+        self.keys = sorted(text_of)
+        blob = pickle.dumps(([text_of[k] for k in self.keys], TEXT_DIM), pickle.HIGHEST_PROTOCOL)
+        self.writer = threading.Thread(target=self._write, args=(blob,), daemon=True)
+        self.writer.start()
+        return True
+
+    def _write(self, blob: bytes) -> None:
+        stdin = self.process.stdin
+        assert stdin is not None
+        try:
+            stdin.write(blob)
+            stdin.close()
+        except OSError:  # the helper is gone: `get` finds nothing
+            pass
+
+    def get(self) -> Texts | None:
+        """The rows (record key → row, the rows), or None if nothing was sent or the
+        helper failed (the workers then vectorise the texts themselves)."""
+        if self.writer is None:
+            return None
+        self.writer.join()
+        assert self.process.stdout is not None
+        try:
+            indptr, cols, data = pickle.load(self.process.stdout)
+        except (EOFError, pickle.UnpicklingError):
+            return None
+        finally:
+            self.stop()
+        rows = sparse.csr_matrix((data, cols, indptr), shape=(len(self.keys), TEXT_DIM))
         return {k: n for n, k in enumerate(self.keys)}, rows
 
-
-def _vectorise_into(conn: Any, texts: list[str]) -> None:
-    conn.send(texts_vectors(texts))
-    conn.close()
+    def stop(self) -> None:
+        """Close the pipes and end the helper (done, or not needed)."""
+        if self.writer is not None:
+            self.writer.join()
+        for pipe in (self.process.stdin, self.process.stdout):
+            if pipe is not None and not pipe.closed:
+                pipe.close()
+        if self.process.poll() is None:
+            self.process.terminate()
+        self.process.wait()
 
 
 @contextmanager
-def texts_ahead(path: str, units: Mapping[str, Unit]) -> Iterator[TextsAhead | None]:
-    """Vectorise the texts of a day's new records in a forked process while the caller
-    attaches units (`solve_day` takes the result): each of its workers would otherwise
+def texts_ahead(path: str, records: int) -> Iterator[TextsAhead | None]:
+    """Start the helper that vectorises a day's new texts beside this process's read and
+    attach phases (`solve_day` takes the result): each of its workers would otherwise
     vectorise nearly every record of the day again (a record's authors fall in many
-    shares), ~0.4 CPU-s each at a million records, and the second core is idle during
-    the attach. A bare process and a pipe, not a pool: a pool's threads would take the
-    attach's turns at the interpreter lock. None (nothing started) where `solve_day`
-    will not run for these units."""
-    if not can_solve_day(path, units.values()):
+    shares), ~0.4 CPU-s each at a million records, and the second core is idle
+    meanwhile. A fresh interpreter, not a fork: a forked helper shared this process's
+    pages, and each page the attach then wrote was copied first (~22k page faults, +0.2
+    CPU-s of the attach at a million records). None (nothing started) for fewer than
+    `DAY_MIN / AHEAD_PER_UNIT` changed `records` or where `solve_day` cannot run."""
+    if records * AHEAD_PER_UNIT < DAY_MIN or not _workers_possible(path):
         yield None
         return
-    text_of: dict[str, str] = {}
-    for u in units.values():
-        text_of.setdefault(u.rep.record_key, u.rep.text)
-    keys = sorted(text_of)
-    ctx = mp.get_context("fork")
-    ours, theirs = ctx.Pipe(duplex=False)
-    process = ctx.Process(target=_vectorise_into, args=(theirs, [text_of[k] for k in keys]))
-    process.start()
-    theirs.close()
+    ahead = TextsAhead(
+        subprocess.Popen(
+            [sys.executable, "-c", _TEXTS_CHILD, *sys.path],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+    )
     try:
-        yield TextsAhead(keys, process, ours)
+        yield ahead
     finally:
-        ours.close()
-        if process.is_alive():
-            process.terminate()
-        process.join()
+        ahead.stop()
 
 
 def solve_day(

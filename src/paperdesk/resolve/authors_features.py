@@ -28,7 +28,7 @@ from paperdesk.resolve.authors_names import (
     middle_conflict,
     parse_given,
 )
-from paperdesk.resolve.hashed_terms import l2_normalize, term_counts
+from paperdesk.resolve.hashed_terms import sublinear_rows
 
 FEATURES = (
     "name_equal",
@@ -230,9 +230,8 @@ def text_vectors(sigs: Sequence[Signature]) -> sparse.csr_matrix:
 def texts_vectors(texts: Sequence[str]) -> sparse.csr_matrix:
     """`text_vectors` of paper texts, one row each. A row depends on its text alone
     (counts, sublinear weights and its own norm), not on the other texts."""
-    x = term_counts(texts, TEXT_DIM)  # sklearn's HashingVectorizer, without sklearn
-    x.data = 1.0 + np.log(x.data)
-    return l2_normalize(x)
+    indptr, cols, data = sublinear_rows(texts, TEXT_DIM)  # sklearn's hashing, without sklearn
+    return sparse.csr_matrix((data, cols, indptr), shape=(len(texts), TEXT_DIM))
 
 
 def hard_cannot(a: Signature, b: Signature) -> bool:

@@ -9,16 +9,28 @@ MurmurHash3 (seed 0) into column `|h| mod n` (`h = -2**31` as sklearn maps it), 
 sum duplicates (sorting each row's columns). `l2_normalize` divides each row by the norm
 summed left to right, as sklearn's `normalize` does, so vectors (and what is stored of
 them) are bit for bit the same (checked against scikit-learn in the tests).
+
+The module imports numpy only (scipy where a function builds a sparse matrix): an
+incremental day vectorises its new texts in a freshly started helper process
+(`serve_rows`), whose start-up would otherwise be mostly `scipy.sparse`'s import.
 """
 
 from __future__ import annotations
 
+import pickle
 import re
+import sys
 from collections.abc import Sequence
 from itertools import chain, filterfalse
+from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
-from scipy import sparse
+
+if TYPE_CHECKING:
+    from scipy import sparse
+
+Rows = tuple[np.ndarray, np.ndarray, np.ndarray]
+"""A sparse matrix's rows as arrays: (indptr, column indices, values), CSR-style."""
 
 TOKEN = re.compile(r"(?u)\b[a-zA-Z][a-zA-Z0-9]{2,}\b")
 
@@ -104,12 +116,11 @@ def tokens(text: str) -> list[str]:
 _IS_STOP = STOP_WORDS.__contains__
 
 
-def term_counts(texts: Sequence[str], n_features: int) -> sparse.csr_matrix:
-    """Rows of token counts (float64) in hashed columns, duplicates summed and columns
-    sorted: `HashingVectorizer(n_features, stop_words="english", alternate_sign=False,
-    norm=None, token_pattern=TOKEN).transform(texts)`. The tokens of all texts are
-    looked up in one pass (`map`), after the new ones are hashed: a Python step per
-    token was most of the cost (a day's ~2,000 texts hold ~400k tokens)."""
+def _token_columns(texts: Sequence[str], n_features: int) -> tuple[np.ndarray, np.ndarray]:
+    """(indptr, column of every token in text order): the counts before duplicates are
+    summed. The tokens of all texts are looked up in one pass (`map`), after the new ones
+    are hashed: a Python step per token was most of the cost (a day's ~2,000 texts hold
+    ~400k tokens)."""
     global _memo_dim
     if _memo_dim != n_features or len(_memo) > _MEMO_MAX:
         _memo.clear()
@@ -122,30 +133,89 @@ def term_counts(texts: Sequence[str], n_features: int) -> sparse.csr_matrix:
     cols = np.fromiter(map(memo.__getitem__, flat), dtype=np.int32, count=len(flat))
     indptr = np.zeros(len(texts) + 1, dtype=np.int32 if len(flat) < 2**31 else np.int64)
     np.cumsum(np.fromiter(map(len, per_text), dtype=np.int64, count=len(texts)), out=indptr[1:])
+    return indptr, cols
+
+
+def term_counts(texts: Sequence[str], n_features: int) -> sparse.csr_matrix:
+    """Rows of token counts (float64) in hashed columns, duplicates summed and columns
+    sorted: `HashingVectorizer(n_features, stop_words="english", alternate_sign=False,
+    norm=None, token_pattern=TOKEN).transform(texts)`."""
+    from scipy import sparse
+
+    indptr, cols = _token_columns(texts, n_features)
     x = sparse.csr_matrix(
-        (np.ones(len(flat), dtype=np.float64), cols, indptr), shape=(len(texts), n_features)
+        (np.ones(len(cols), dtype=np.float64), cols, indptr), shape=(len(texts), n_features)
     )
     x.sum_duplicates()
     return x
 
 
+def count_rows(texts: Sequence[str], n_features: int) -> Rows:
+    """`term_counts` as arrays, without scipy: the duplicates of each row summed by one
+    sort of (row, column) keys, which also orders each row's columns as scipy's
+    `sum_duplicates` does (the tests hold the two equal)."""
+    indptr, cols = _token_columns(texts, n_features)
+    rows = np.repeat(np.arange(len(texts), dtype=np.int64), np.diff(indptr))
+    keys = rows * n_features + cols
+    keys.sort()
+    first = np.ones(len(keys), dtype=bool)
+    np.not_equal(keys[1:], keys[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    counts = np.diff(np.append(starts, len(keys))).astype(np.float64)
+    kept = keys[starts]
+    out = np.zeros(len(texts) + 1, dtype=indptr.dtype)
+    np.cumsum(np.bincount(kept // n_features, minlength=len(texts)), out=out[1:])
+    return out, (kept % n_features).astype(np.int32), counts
+
+
+def sublinear_rows(texts: Sequence[str], n_features: int) -> Rows:
+    """L2-normalised sublinear term frequencies (1 + log count) of `texts`, as arrays:
+    the paper-text vectors of the author features (`authors_features.texts_vectors`)."""
+    indptr, cols, data = count_rows(texts, n_features)
+    data = 1.0 + np.log(data)
+    normalize_rows(indptr, data)
+    return indptr, cols, data
+
+
+def serve_rows(stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+    """A helper process's main: read `(texts, n_features)` pickled from `stdin`, write
+    their `sublinear_rows` pickled to `stdout`. Nothing (the caller closed the pipe
+    without sending): exit."""
+    stdin = stdin or sys.stdin.buffer
+    stdout = stdout or sys.stdout.buffer
+    data = stdin.read()
+    if not data:
+        return
+    texts, n_features = pickle.loads(data)
+    pickle.dump(sublinear_rows(texts, n_features), stdout, protocol=pickle.HIGHEST_PROTOCOL)
+    stdout.flush()
+
+
 def l2_normalize(x: sparse.csr_matrix, chunk: int = 4096) -> sparse.csr_matrix:
-    """Each row divided by its L2 norm, in place (rows of zeros left as they are). The
-    squares are summed left to right, as sklearn's `normalize` does (numpy's own sums
-    pair terms up and can differ in the last bit): column by column over the rows of a
-    chunk padded with zeros, which add nothing."""
-    lengths = np.diff(x.indptr)
-    for start in range(0, x.shape[0], chunk):
-        stop = min(start + chunk, x.shape[0])
-        lo, hi = x.indptr[start], x.indptr[stop]
+    """Each row divided by its L2 norm, in place (rows of zeros left as they are); see
+    `normalize_rows`."""
+    normalize_rows(x.indptr, x.data, chunk)
+    return x
+
+
+def normalize_rows(indptr: np.ndarray, data: np.ndarray, chunk: int = 4096) -> None:
+    """The rows' values (`data`, CSR-style by `indptr`) divided by each row's L2 norm, in
+    place (rows of zeros left as they are). The squares are summed left to right, as
+    sklearn's `normalize` does (numpy's own sums pair terms up and can differ in the last
+    bit): column by column over the rows of a chunk padded with zeros, which add nothing."""
+    lengths = np.diff(indptr)
+    n_rows = len(indptr) - 1
+    for start in range(0, n_rows, chunk):
+        stop = min(start + chunk, n_rows)
+        lo, hi = indptr[start], indptr[stop]
         if hi == lo:
             continue
         n = lengths[start:stop]
         width = int(n.max())
-        pos = np.arange(hi - lo) - np.repeat(x.indptr[start:stop] - lo, n)
+        pos = np.arange(hi - lo) - np.repeat(indptr[start:stop] - lo, n)
         rows = np.repeat(np.arange(stop - start), n)
         squares = np.zeros((stop - start, width))
-        d = x.data[lo:hi]
+        d = data[lo:hi]
         squares[rows, pos] = d * d
         total = np.zeros(stop - start)
         for j in range(width):
@@ -153,4 +223,3 @@ def l2_normalize(x: sparse.csr_matrix, chunk: int = 4096) -> sparse.csr_matrix:
         norms = np.sqrt(total)
         norms[total == 0.0] = 1.0
         d /= np.repeat(norms, n)
-    return x

@@ -860,6 +860,11 @@ def stage_commit_parts(conn: sqlite3.Connection, parts: int) -> None:
     conn.execute(f"PRAGMA threads = {threads}")
 
 
+def count_changed(conn: sqlite3.Connection, since: int) -> int:
+    """How many records changed after `since` (from the `seq` index alone)."""
+    return int(conn.execute("SELECT COUNT(*) FROM records WHERE seq > ?", (since,)).fetchone()[0])
+
+
 def changed_records(conn: sqlite3.Connection, since: int) -> Iterator[tuple[int, str, bytes]]:
     """(seq, key, stored data) for records changed after `since`, in seq order —
     `SQLiteStore.iter_changed` without building `SourceRecord`s, which the author stage
