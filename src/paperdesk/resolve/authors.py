@@ -205,12 +205,7 @@ def _attach(
     if not works:
         return {}
     work_of = {k: w for k, w in db.records_of_works(conn, works).items() if k not in changed}
-    rows = db.signatures_of_records(conn, work_of)
-    stored = stored_units(
-        ((r.record_key, r.sig_id, r.position, r.block, r.given, r.author_id) for r in rows),
-        work_of,
-        builder.solo,
-    )
+    stored = stored_units(db.unit_rows_of_records(conn, work_of), work_of, builder.solo)
     out: dict[int, str] = {}
     for key, unit in builder.units.items():
         members = stored.get(key)

@@ -72,11 +72,12 @@ def compatible(a: GivenName, b: GivenName) -> bool:
 def unit_keys(work: str, blocks: Iterable[str]) -> list[str]:
     """`WORK/BLOCK/k` for each author position: k counts earlier positions with the same
     blocking key on the record (two "Y. Wang" on one paper are two people)."""
-    seen: Counter[str] = Counter()
+    seen: dict[str, int] = {}  # not a Counter: its look-up of a new key is a Python call
     out = []
     for b in blocks:
-        out.append(f"{work}/{b}/{seen[b]}")
-        seen[b] += 1
+        k = seen.get(b, 0)
+        out.append(f"{work}/{b}/{k}")
+        seen[b] = k + 1
     return out
 
 
