@@ -7,6 +7,7 @@ import functools
 import gzip
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -606,3 +607,43 @@ def test_a_batch_shared_with_a_forked_helper_decides_as_one_process(
     assert _work_tables(s) == expected
     assert len(sizes) == 9
     s.close()
+
+
+def test_beside_runs_once_while_the_helper_works(
+    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`resolve_works(beside=…)` runs the caller's work once, in this process: while the
+    helper shares a batch (which then keeps a smaller part here), else after the run
+    (nothing to resolve, or a batch too small to share)."""
+    import multiprocessing
+    import os
+
+    import paperdesk.store.works as works
+
+    recs = _first_feed(700)
+    seen: list[tuple[int, bool]] = []
+    split = works._prepare_split
+    matched = works._matched
+
+    def spied(*args: Any) -> works.Prepared:
+        seen.append((-1, False))
+        return split(*args)
+
+    def kept(conn: Any, rows: Any, *args: Any) -> Any:
+        if os.getpid() == me:
+            seen.append((len(rows), False))
+        return matched(conn, rows, *args)
+
+    def beside() -> None:
+        seen.append((os.getpid(), len(multiprocessing.active_children()) > 0))
+
+    me = os.getpid()
+    monkeypatch.setattr(works, "_prepare_split", spied)
+    monkeypatch.setattr(works, "_matched", kept)
+    monkeypatch.setattr(works, "SPLIT_MIN", 350)
+    store.put_records(recs[:300], origin="small")
+    resolve_store(store, beside=beside)  # below SPLIT_MIN
+    resolve_store(store, beside=beside)  # nothing to do
+    store.put_records(recs[300:], origin="day")
+    resolve_store(store, beside=beside)
+    assert seen == [(me, False), (me, False), (-1, False), (me, True), (160, False)]

@@ -59,7 +59,10 @@ SPLIT_MIN = 500
 """A one-process run's batch of at least this many records is shared with a forked helper
 (`_prepare_split`); below it, starting the helper costs more than it saves."""
 SPLIT_SHARE = 50
-"""Percent of such a batch this process keeps (the helper takes the rest)."""
+"""Percent of such a batch this process keeps (the helper takes the rest)..."""
+BESIDE_SHARE = 10
+"""... less this when the caller has work of its own to run meanwhile (`beside`): the
+CLI's ~0.2 s of author-stage imports against ~0.65 s for half of a 1M store's day."""
 LSH_DAY_ROWS = 250_000
 """Rows `work_lsh_day` may hold before a run folds them into `work_lsh`. A 1M store's day
 adds ~30k: the small table's index stays a few hundred pages (each day dirties about all
@@ -278,29 +281,34 @@ def _prepared(
     threshold: float,
     run: _Run,
     split: str | None,
+    beside: Callable[[], object] | None,
 ) -> Iterator[Prepared]:
     """Prepared batches in order; with `workers` > 1 the next batches are prepared in
     other processes (one batch each) while this one resolves the current batch. With
     `split` (the store file) a one-process run's batch of at least SPLIT_MIN records is
-    featurised and scored against the stored works by this process and a forked helper,
-    half each (`_prepare_split`)."""
+    featurised and scored against the stored works by this process and a forked helper
+    (`_prepare_split`). `beside` runs once: while the helper works on the first batch it
+    shares, else after the last batch."""
     raw = _iter_changed(conn, after, batch_size)
     if workers <= 1:
         for rows in raw:
             if split is not None and len(rows) >= SPLIT_MIN:
-                yield _prepare_split(conn, split, rows, threshold, run)
+                yield _prepare_split(conn, split, rows, threshold, run, beside)
+                beside = None
             else:
                 yield prepare(rows, threshold)
-        return
-    ctx = multiprocessing.get_context("spawn")  # no fork of an open SQLite connection
-    with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
-        pending: deque[Future[Prepared]] = deque()
-        for rows in raw:
-            pending.append(pool.submit(prepare, rows, threshold))
-            if len(pending) > workers:
+    else:
+        ctx = multiprocessing.get_context("spawn")  # no fork of an open SQLite connection
+        with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+            pending: deque[Future[Prepared]] = deque()
+            for rows in raw:
+                pending.append(pool.submit(prepare, rows, threshold))
+                if len(pending) > workers:
+                    yield pending.popleft().result()
+            while pending:
                 yield pending.popleft().result()
-        while pending:
-            yield pending.popleft().result()
+    if beside is not None:
+        beside()
 
 
 def can_split(path: str) -> bool:
@@ -349,22 +357,26 @@ def _prepare_split(
     rows: Sequence[tuple[int, int, bytes]],
     threshold: float,
     run: _Run,
+    beside: Callable[[], object] | None = None,
 ) -> Prepared:
     """`prepare` plus every doc's scores against the stored works, the later part of the
-    batch done by a forked helper meanwhile. Why: on a 1M store's day these were ~1.4 of
-    the stage's ~1.8 CPU-s (featurising the 2,000 records, looking up their stored
-    candidates, decoding and scoring ~15k of them), all of it per record and read-only,
-    while the second core idled. Each doc's scores depend on that doc and the stored rows
+    batch done by a forked helper meanwhile (this process runs `beside` first, if given,
+    and keeps a smaller part). Why: on a 1M store's day these were ~1.4 of the stage's
+    ~1.8 CPU-s (featurising the 2,000 records, looking up their stored candidates,
+    decoding and scoring ~15k of them), all of it per record and read-only, while the
+    second core idled. Each doc's scores depend on that doc and the stored rows
     alone (`_doc_scores`), so the halves give what one process gives; the stored state is
     the one `_resolve_batch` would read (nothing is written between). If the helper fails,
     its part is done here."""
-    cut = len(rows) * SPLIT_SHARE // 100
+    cut = len(rows) * (SPLIT_SHARE - (BESIDE_SHARE if beside is not None else 0)) // 100
     ctx = multiprocessing.get_context("fork")
     ours, theirs = ctx.Pipe(duplex=False)
     helper = ctx.Process(target=_matched_into, args=(theirs, path, rows[cut:], threshold, run))
     helper.start()
     theirs.close()
     try:
+        if beside is not None:
+            beside()
         a = _matched(conn, rows[:cut], threshold, run)
         try:
             b: _Half | None = ours.recv()
@@ -419,8 +431,13 @@ def resolve_works(
     workers: int | None = None,
     in_memory: bool | None = None,
     progress: Callable[[ResolveReport], None] | None = None,
+    beside: Callable[[], object] | None = None,
 ) -> ResolveReport:
     """Resolve records changed since the last run into works (all records when `full`).
+
+    `beside`: the caller's own work, run once in this process during the stage, while a
+    forked helper shares a day's batch (`_prepare_split`) if one does: `paperdesk resolve`
+    imports the author stage there, off the day's critical path.
 
     `in_memory`: hold the stored LSH keys in memory for the run (default: when at least
     PARALLEL_MIN records are to resolve; loading them costs more than a small run saves).
@@ -431,7 +448,7 @@ def resolve_works(
     to be safe over its long life."""
     with gc_paused(not full):
         return _resolve_works(
-            store, full, batch_size, threshold, workers, in_memory, progress
+            store, full, batch_size, threshold, workers, in_memory, progress, beside
         )
 
 
@@ -443,6 +460,7 @@ def _resolve_works(
     workers: int | None,
     in_memory: bool | None,
     progress: Callable[[ResolveReport], None] | None,
+    beside: Callable[[], object] | None,
 ) -> ResolveReport:
     t0 = time.perf_counter()
     conn = store.conn
@@ -484,7 +502,7 @@ def _resolve_works(
             fold_lsh(store)
         run.lsh_table = "work_lsh_day"
     split = store.path if run.index is None and nproc <= 1 and can_split(store.path) else None
-    for batch in _prepared(conn, after, batch_size, nproc, threshold, run, split):
+    for batch in _prepared(conn, after, batch_size, nproc, threshold, run, split, beside):
         if len(run.cache) > DOC_CACHE:
             run.cache.clear()
         with store.transaction():
