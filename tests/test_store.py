@@ -19,7 +19,7 @@ from paperdesk import normalize, sources
 from paperdesk.errors import NotFoundError
 from paperdesk.model import Author, SourceRecord, Version
 from paperdesk.store import Reject, open_store
-from paperdesk.store.sqlite import decode_record, encode_record
+from paperdesk.store.sqlite import ROWS_PER_INSERT, decode_record, encode_record, prepare_row
 
 
 def rec(raw: bytes, version: str, date: str, **kw: object) -> SourceRecord:
@@ -145,6 +145,66 @@ def test_rows_with_different_null_columns_keep_their_values_and_order(tmp_path: 
         (i + 1, r.key, r.title, r.year, r.doi, r.feed_date, 1) for i, r in enumerate(records)
     ]
     assert types == [("blob", "blob", "null")]  # bytes and None bind as ever (the adapters)
+
+def test_multi_row_inserts_keep_every_row_in_order(tmp_path: Path) -> None:
+    """Rows go `ROWS_PER_INSERT` to a statement and the rest in one more: every record,
+    payload and category row reads back as given, in order, each referring to its record,
+    and SQLite checks foreign keys again after the writer's transaction."""
+    n = 2 * ROWS_PER_INSERT + 5
+    records = [
+        SourceRecord(
+            "arxiv", f"2401.{i:05d}", raw=f"raw {i}".encode(), raw_format="test",
+            title=f"T{i}", categories=["cs.LG", "math.ST", "stat.ML"][: 1 + i % 3],
+            feed_date=f"2024-01-{1 + i % 28:02d}",
+        )
+        for i in range(n)
+    ]
+    with open_store(tmp_path / "p.db") as store:
+        put = store.put_records(records, origin="f")
+        conn = store.conn
+        assert put.inserted == n
+        assert conn.execute("SELECT key, title FROM records ORDER BY rowid").fetchall() == [
+            (r.key, r.title) for r in records
+        ]
+        assert conn.execute(
+            "SELECT r.key, p.body FROM payloads p JOIN records r ON r.rowid = p.record_rowid"
+            " ORDER BY p.id"
+        ).fetchall() == [(r.key, r.raw) for r in records]
+        cats = conn.execute(
+            "SELECT r.key, c.position, c.code, c.feed_date FROM record_categories c"
+            " JOIN records r ON r.rowid = c.record_rowid ORDER BY r.rowid, c.position"
+        ).fetchall()
+        assert cats == [
+            (r.key, i, code, r.feed_date) for r in records for i, code in enumerate(r.categories)
+        ]
+        assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+        assert conn.execute("PRAGMA foreign_keys").fetchone() == (1,)
+        with pytest.raises(sqlite3.IntegrityError, match="FOREIGN KEY"), store.transaction():
+            conn.execute(
+                "INSERT INTO payloads (record_rowid, sha256, format, received_at, body)"
+                " VALUES (?, '', 't', '', x'')",
+                (n + 100,),
+            )
+
+
+def test_a_row_failing_inside_a_multi_row_insert_rolls_back_the_batch(tmp_path: Path) -> None:
+    """`INSERT OR FAIL` keeps a failing statement's earlier rows, but the writer's
+    transaction is rolled back whole, and foreign keys are checked again after it."""
+    good = [
+        prepare_row(
+            SourceRecord("arxiv", f"2401.{i:05d}", raw=b"r%d" % i, raw_format="t"), f"d{i}"
+        )
+        for i in range(ROWS_PER_INSERT + 10)
+    ]
+    bad = ("arxiv:2401.99999", None, *good[0][2:])  # `source` NULL: NOT NULL fails
+    with open_store(tmp_path / "p.db") as store:
+        with pytest.raises(sqlite3.IntegrityError, match="NOT NULL"):
+            store.put_rows([*good[:-5], bad, *good[-5:]], origin="f")
+        assert store.count_records() == 0
+        assert store.conn.execute("SELECT COUNT(*) FROM payloads").fetchone() == (0,)
+        assert store.conn.execute("PRAGMA foreign_keys").fetchone() == (1,)
+        assert not store.conn.in_transaction
+
 
 # --- the `data` encoding: derived text left out, exact on the way back ------------------------------
 

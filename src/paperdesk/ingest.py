@@ -308,7 +308,7 @@ class _WriteGroup:
     def begin(self) -> None:
         if self.tx is None:
             self.store.restart_wal_if_large()
-            self.tx = self.store.transaction()
+            self.tx = self.store.rows_transaction()
             self.tx.__enter__()
 
     def batch_done(self) -> None:
