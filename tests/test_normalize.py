@@ -16,6 +16,7 @@ import re
 import time
 from itertools import islice
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -32,9 +33,11 @@ from paperdesk.normalize.names import (
     normalize_author,
     parse_name,
     parse_name_fully,
+    parse_name_uncached,
     particles_from_nameparser,
 )
 from paperdesk.normalize.text import plain_text
+from paperdesk.sources import arxiv_snapshot
 
 FEED = "arxiv/daily-feed-2025-03-to-2026-04.jsonl.gz"
 
@@ -534,6 +537,70 @@ def test_oversized_fields_are_rejected_by_name(change, field: str) -> None:  # t
     assert err.value.message.startswith(field + " ")
 
 
+def _snapshot_line(**changes: object) -> bytes:
+    """A short bulk-snapshot line (~300 bytes) with `changes` applied to its JSON."""
+    line: dict[str, object] = {
+        "id": "2401.01234",
+        "title": "A title",
+        "abstract": "An abstract.",
+        "categories": "cs.LG",
+        "versions": [{"version": "v1", "created": "Mon, 8 Jan 2024 10:00:00 GMT"}],
+        "authors_parsed": [["Author", "A.", ""]],
+    }
+    line.update(changes)
+    return orjson.dumps(line)
+
+
+_OVER = {
+    "title": lambda n: {"title": "x" * n},
+    "abstract": lambda n: {"abstract": "x" * n},
+    "comments": lambda n: {"comments": "x" * n},
+    "authors": lambda n: {"authors_parsed": [["B", "", ""]] * n},
+    "authors[0].name": lambda n: {"authors_parsed": [["x" * (n - 2), "A", ""]]},
+    "authors[0].affiliations": lambda n: {"authors_parsed": [["B", "A", "", *"x" * n]]},
+    "journal_ref": lambda n: {"journal-ref": "x" * n},
+    "doi": lambda n: {"doi": "10." + "1" * (n - 3)},
+    "license": lambda n: {"license": "x" * n},
+    "categories": lambda n: {"categories": " ".join(["a"] * n)},
+    "versions": lambda n: {"versions": [{"version": "v1"}] * n},
+}
+_LIMIT_OF = {
+    "authors[0].name": "author_name",
+    "journal_ref": "short_field",
+    "doi": "short_field",
+    "license": "short_field",
+    "categories": "list_items",
+    "versions": "list_items",
+    "authors[0].affiliations": "affiliations",
+}
+
+
+@pytest.mark.parametrize("field", list(_OVER))
+def test_snapshot_lines_one_over_a_limit_are_rejected(field: str) -> None:
+    """`check_limits` skips the measuring on short arXiv JSON lines (nothing in them can
+    be over a limit but an author's affiliations): a line one over any limit is still
+    rejected naming the field, and one at the limit is kept."""
+    limit = LIMITS[_LIMIT_OF.get(field, field)]
+    for n, rejected in ((limit + 1, True), (limit, False)):
+        (rec,) = arxiv_snapshot.parse_chunk(_snapshot_line(**_OVER[field](n)), "s", 1) or []
+        assert isinstance(rec, SourceRecord)
+        if rejected:
+            with pytest.raises(ParseError) as err:
+                finish(rec)
+            assert err.value.message.startswith(field + " "), err.value.message
+        else:
+            finish(rec)
+
+
+def test_a_short_snapshot_line_with_too_many_affiliations_is_rejected() -> None:
+    raw = _snapshot_line(authors_parsed=[["B", "A", "", *"x" * 101]])
+    assert len(raw) < 1_000  # the short-line path
+    (rec,) = arxiv_snapshot.parse_chunk(raw, "s", 1) or []
+    assert isinstance(rec, SourceRecord)
+    with pytest.raises(ParseError, match="affiliations"):
+        finish(rec)
+
+
 def test_real_broken_author_name_is_within_limits() -> None:
     """2506.02197 in the feed has a 512-character "author" (names glued by `and`)."""
     rec = SourceRecord(
@@ -658,7 +725,7 @@ _WORDISH = st.lists(
 @settings(max_examples=300, deadline=None)
 @given(_WORDISH)
 def test_short_paths_agree_with_full_rules(name: str) -> None:
-    assert parse_name.__wrapped__(name) == parse_name_fully(name)
+    assert parse_name_uncached(name) == parse_name_fully(name)
 
 
 def _regex_parts(name: str) -> tuple[str | None, ...] | None:
@@ -754,3 +821,17 @@ def test_finish_idempotent_and_clean_on_arbitrary_records(
     before = copy.deepcopy(rec.to_dict())
     finish(rec)
     assert rec.to_dict() == before
+
+
+def test_plain_names_are_what_the_rules_give_on_every_feed_name() -> None:
+    """`plain_name` (the uncached path of nearly every arXiv name, and what `finish` uses
+    directly) against every rule, on every author name of the feed."""
+    with gzip.open(shared_file(FEED), "rt", encoding="utf-8") as f:
+        names = [n for line in f for n in json.loads(line)["authors"]]
+    plain = 0
+    for n in names:
+        p = names_module.plain_name(n)
+        if p is not None:
+            plain += 1
+            assert (p[0], p[1], None, n, p[2]) == parse_name_fully(n), n
+    assert plain > 0.9 * len(names)
