@@ -20,6 +20,8 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from lxml import etree
 
 from conftest import shared_file
@@ -27,6 +29,7 @@ from paperdesk import normalize
 from paperdesk.errors import ParseError
 from paperdesk.model import SourceRecord
 from paperdesk.sources import (
+    _arxiv_common,
     arxiv_abs,
     arxiv_atom,
     arxiv_feed,
@@ -121,6 +124,55 @@ def test_rfc2822_dates_become_iso_utc() -> None:
     assert rfc2822_to_iso("Mon, 32 Apr 2007 19:18:42 GMT") is None
     assert rfc2822_to_iso("yesterday") is None
     assert rfc2822_to_iso("") is None
+
+
+def _rfc2822_before_its_string_path(text: str) -> str | None:
+    """`rfc2822_to_iso` as it was before its string-only fast path (the reference)."""
+    parts = text.split()
+    if len(parts) == 6 and parts[5] == "GMT":
+        _, day, mon, year, hms, _ = parts
+        month = _arxiv_common._MONTHS.get(mon.lower())
+        if (
+            month
+            and day.isdigit()
+            and len(day) <= 2
+            and 1 <= int(day) <= 31
+            and year.isdigit()
+            and len(year) == 4
+            and len(hms) == 8
+            and hms[2] == ":"
+            and hms[5] == ":"
+            and hms.replace(":", "").isdigit()
+        ):
+            return f"{year}-{month:02d}-{int(day):02d}T{hms}Z"
+    return _arxiv_common._slow_rfc2822(text)
+
+
+_DATE_PART = st.text(alphabet="0123456789:٣²", min_size=0, max_size=3)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.one_of(_DATE_PART, st.sampled_from(["1", "9", "01", "09", "10", "31", "32", "00", "0"])),
+    st.sampled_from(["Apr", "apr", "APR", "Dec", "Foo", "Sept"]),
+    st.one_of(st.sampled_from(["2007", "1999", "٢٠٠٧", "207"]), _DATE_PART),
+    st.one_of(st.sampled_from(["19:18:42", "00:00:00", "1:18:42", "19:1²:42"]), _DATE_PART),
+    st.sampled_from(["GMT", "UTC", "+0200"]),
+)
+def test_rfc2822_fast_path_is_what_it_was(
+    day: str, mon: str, year: str, hms: str, zone: str
+) -> None:
+    text = f"Mon, {day} {mon} {year} {hms} {zone}"
+    assert _outcome(rfc2822_to_iso, text) == _outcome(_rfc2822_before_its_string_path, text)
+
+
+def _outcome(fn: Any, text: str) -> object:
+    """What `fn(text)` returns, or the type of what it raises (`²` passes `isdigit` but
+    not `int`: a ValueError the parsers report as a bad record, before as now)."""
+    try:
+        return fn(text)
+    except ValueError as exc:
+        return type(exc)
 
 
 def test_split_arxiv_authors_conventions() -> None:
@@ -696,6 +748,63 @@ def test_snapshot_bad_lines_are_numbered() -> None:
     ]
     assert [o.record_no for o in out if isinstance(o, ParseError)] == [2, 3, 4]
     assert all(o.origin == "snap.jsonl" for o in out if isinstance(o, ParseError))
+
+
+def _as_parse_gives(items: list[SourceRecord | ParseError]) -> list[object]:
+    return [
+        (o.message, o.origin, o.record_no) if isinstance(o, ParseError) else o for o in items
+    ]
+
+
+def _chunk_cases() -> list[bytes]:
+    good = snapshot_sample().split(b"\n")
+    bad_type = orjson.loads(good[2])
+    bad_type["versions"] = "v1"
+    odd = [
+        good[0] + b"\r",  # CRLF
+        b"",
+        b"   ",
+        good[1][:50],  # truncated JSON
+        orjson.dumps(bad_type),
+        b"[1, 2]",  # JSON, not an object
+        good[3].replace(b'"title":"', b'"title":"\xe9'),  # not UTF-8
+        b"  " + good[4],  # leading blanks
+        good[5] + b"\r\r",
+    ]
+    return [
+        b"\n".join(good),
+        b"\n".join(odd),
+        b"\n".join(odd) + b"\n",
+        b"\n\n" + b"\n".join(odd),  # blank lines before the first record
+        b"\n".join(odd[3:]),  # a chunk starting with a bad line: the general reader
+        b"\xef\xbb\xbf" + b"\n".join(good),  # a byte-order mark: the general reader
+        b"\n \n",  # no record at all: the general reader
+        feed_head(300),
+    ]
+
+
+def test_a_chunks_own_loop_gives_what_parse_gives() -> None:
+    """`parse_chunk` (the ingest workers' loop) against `parse` with its numbers moved to
+    where the chunk starts, on real lines and every odd line the reader knows."""
+    compared = 0
+    for data in _chunk_cases():
+        parser = arxiv_feed if data.startswith(b'{"id": "25') else arxiv_snapshot
+        for first_no in (1, 4001):
+            chunk = parser.parse_chunk(data, "in.jsonl", first_no)
+            try:
+                expected = parse_all(parser, data, "in.jsonl")
+            except ParseError:
+                assert chunk is None
+                continue
+            for o in expected:
+                if isinstance(o, ParseError) and o.record_no is not None:
+                    o.record_no += first_no - 1
+            if chunk is None:  # only where the first line needs the general reader
+                assert data.startswith(b"\xef\xbb\xbf") or isinstance(expected[0], ParseError)
+                continue
+            assert _as_parse_gives(chunk) == _as_parse_gives(expected)
+            compared += 1
+    assert compared == 2 * 5
 
 
 # -- daily feed ---------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from typing import BinaryIO
 from paperdesk import sources
 from paperdesk.errors import PaperdeskError, ParseError
 from paperdesk.gcpause import gc_paused
+from paperdesk.model import SourceRecord
 from paperdesk.store.base import Reject
 from paperdesk.store.sqlite import Row, known_payloads
 
@@ -105,11 +106,19 @@ def _work(parser_name: str, origin: str, first_no: int, data: bytes) -> list[Row
     from paperdesk.ingest import prepare_batch
 
     with gc_paused():
-        items = []
-        for item in sources.get(parser_name).parse(io.BytesIO(data), origin):
-            if isinstance(item, ParseError) and item.record_no is not None:
-                item.record_no += first_no - 1
-            items.append(item)
+        parser = sources.get(parser_name)
+        # The line formats' own loop over a chunk when they have one (same items, fewer
+        # layers); None means the chunk needs the general reader.
+        parse_chunk = getattr(parser, "parse_chunk", None)
+        chunk = parse_chunk(data, origin, first_no) if parse_chunk is not None else None
+        if chunk is not None:
+            items: list[SourceRecord | ParseError] = chunk
+        else:
+            items = []
+            for item in parser.parse(io.BytesIO(data), origin):
+                if isinstance(item, ParseError) and item.record_no is not None:
+                    item.record_no += first_no - 1
+                items.append(item)
         out = prepare_batch(items, _known, origin=origin, first_record_no=first_no)
         # Free the batch's records before the collector is back: it counts live objects
         # allocated since its last pass, and would otherwise walk all ~100k of them once

@@ -9,18 +9,19 @@ author line into the same `Author` list, which the author-resolution stage relie
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from email.utils import parsedate_tz
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Final
 
 import orjson
 from lxml import etree
 
 from paperdesk.errors import ParseError
 from paperdesk.model import Author, SourceRecord
-from paperdesk.sources._jsonio import read_json
+from paperdesk.sources._jsonio import BOM, read_json
 
 ABS_URL = "https://arxiv.org/abs/"
 
@@ -43,7 +44,23 @@ def rfc2822_to_iso(text: str | None) -> str | None:
         return None
     parts = text.split()
     if len(parts) == 6 and parts[5] == "GMT":
+        # arXiv's own spelling (`Apr`, ASCII digits): strings put together, no int
+        # conversion or number formatting (~2.5x fewer instructions with the compiled build)
         _, day, mon, year, hms, _ = parts
+        month_text = _MONTH_TEXT.get(mon)
+        if (
+            month_text is not None
+            and len(year) == 4
+            and year.isdigit()
+            and len(hms) == 8
+            and hms[2] == ":"
+            and hms[5] == ":"
+            and _ascii_digits(hms[:2] + hms[3:5] + hms[6:])
+        ):
+            if len(day) == 2 and "01" <= day <= "31" and _ascii_digits(day):
+                return f"{year}-{month_text}-{day}T{hms}Z"
+            if len(day) == 1 and "1" <= day <= "9":
+                return f"{year}-{month_text}-0{day}T{hms}Z"
         month = _MONTHS.get(mon.lower())
         if (
             month
@@ -59,6 +76,15 @@ def rfc2822_to_iso(text: str | None) -> str | None:
         ):
             return f"{year}-{month:02d}-{int(day):02d}T{hms}Z"
     return _slow_rfc2822(text)
+
+
+# `Apr` -> `04`: the months as arXiv writes them, for the fast path of `rfc2822_to_iso`.
+_MONTH_TEXT: Final = {m.title(): f"{i:02d}" for m, i in _MONTHS.items()}
+
+
+def _ascii_digits(text: str) -> bool:
+    """Only 0-9 (`str.isdigit` takes any script's digits, and superscripts)."""
+    return text.isascii() and text.isdigit()
 
 
 def _slow_rfc2822(text: str) -> str | None:
@@ -421,3 +447,46 @@ def _parse_legend(group: str, split: re.Pattern[str]) -> dict[str, str]:
         if value:
             legend[pieces[k]] = value
     return legend
+
+
+def parse_line_chunk(
+    data: bytes,
+    origin: str,
+    first_no: int,
+    build: Callable[[dict[str, Any], bytes], SourceRecord],
+) -> list[SourceRecord | ParseError] | None:
+    """What `parse_json_lines` yields for a chunk of JSON lines whose first line is line
+    `first_no` of the input, in one loop (the ingest workers' path for the snapshot and
+    the feed): the same records and errors, the same numbers, without the three generator
+    layers, the `Line` objects and the first line parsed twice (~6 % of a snapshot
+    worker's instructions). None when the chunk is not plainly JSON lines — a byte-order
+    mark, no line at all, a first line that does not parse — so the caller takes the
+    general reader, which decides what those are."""
+    if data.startswith(BOM):
+        return None
+    out: list[SourceRecord | ParseError] = []
+    no = first_no - 1
+    for line in io.BytesIO(data):  # memchr per line (`bytes.split` tests every byte)
+        no += 1
+        if not line.strip():
+            continue
+        raw = line.rstrip(b"\r\n")
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            if not out:
+                return None
+            out.append(ParseError(f"not valid JSON: {exc}", origin, no))
+            continue
+        if not isinstance(value, dict):
+            out.append(
+                ParseError(f"expected a JSON object, got {type(value).__name__}", origin, no)
+            )
+            continue
+        try:
+            out.append(build(value, raw))
+        except ParseError as exc:
+            out.append(ParseError(exc.message, origin, no))
+        except (TypeError, ValueError, AttributeError, IndexError, KeyError) as exc:
+            out.append(ParseError(f"unexpected value: {exc!r}", origin, no))
+    return out if out else None

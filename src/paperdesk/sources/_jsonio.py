@@ -27,7 +27,7 @@ from paperdesk.errors import ParseError
 # responses are megabytes, so this only stops a runaway input from exhausting memory.
 MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
 
-_BOM = b"\xef\xbb\xbf"
+BOM = b"\xef\xbb\xbf"
 
 
 @dataclass
@@ -53,8 +53,8 @@ def read_json(stream: BinaryIO, origin: str) -> tuple[str, Iterator[Line]]:
     without reading further, so a multi-GB JSON-lines file with a bad first line streams.
     """
     first = stream.readline()
-    if first.startswith(_BOM):
-        first = first[len(_BOM) :]
+    if first.startswith(BOM):
+        first = first[len(BOM) :]
     no = 1
     while first and not first.strip():
         no += 1

@@ -24,10 +24,11 @@ from paperdesk.errors import ParseError
 from paperdesk.model import Author, SourceRecord, Version
 from paperdesk.normalize.ids import split_arxiv_id
 from paperdesk.sources._arxiv_common import (
+    ABS_URL,
     first_json_object,
-    new_record,
     opt_str,
     parse_json_lines,
+    parse_line_chunk,
     rfc2822_to_iso,
     split_arxiv_authors,
 )
@@ -51,6 +52,12 @@ def parse(stream: BinaryIO, origin: str) -> Iterator[SourceRecord | ParseError]:
     return parse_json_lines(stream, origin, _record)
 
 
+def parse_chunk(data: bytes, origin: str, first_no: int) -> list[SourceRecord | ParseError] | None:
+    """`parse` of a chunk of whole lines starting at line `first_no`, as a list, in one
+    loop (the ingest workers' path; None: use `parse`). See `parse_line_chunk`."""
+    return parse_line_chunk(data, origin, first_no, _record)
+
+
 def _record(d: dict[str, Any], raw: bytes) -> SourceRecord:
     parts = split_arxiv_id(opt_str(d, "id"))
     if parts is None:
@@ -62,10 +69,15 @@ def _record(d: dict[str, Any], raw: bytes) -> SourceRecord:
         if type(label) is not str:
             raise TypeError("each version needs a 'version' label string")
         versions.append(Version(label, rfc2822_to_iso(opt_str(v, "created"))))
-    rec = new_record(
-        aid,
-        raw,
-        NAME,
+    # `new_record`'s fields spelt out: a call with keywords, not a `**fields` dict
+    # (~6k instructions a record less with the compiled build)
+    rec = SourceRecord(
+        source="arxiv",
+        source_id=aid,
+        arxiv_id=aid,
+        raw=raw,
+        raw_format=NAME,
+        url=ABS_URL + aid,
         title=opt_str(d, "title"),
         abstract=opt_str(d, "abstract"),
         comments=opt_str(d, "comments"),
