@@ -70,11 +70,13 @@ changed records (a 1M day's 2,000 records gave 10,630 units); whether it is used
 decided once the units are known (`TextsAhead.send`)."""
 
 _TEXTS_CHILD = (
-    "import sys; sys.path[:0] = sys.argv[1:];"
+    "import os, sys; os.nice(5); sys.path[:0] = sys.argv[1:];"
     " from paperdesk.resolve.hashed_terms import serve_rows; serve_rows()"
 )
-"""The texts helper's program: this process's module path first (the same paperdesk),
-then `hashed_terms.serve_rows`, which imports numpy only."""
+"""The texts helper's program: a lower priority than the run's (its imports come while
+the run reads, beside the checkpoint of `SQLiteStore.checkpoint_aside`: where the three
+share a core, the read goes first), this process's module path first (the same
+paperdesk), then `hashed_terms.serve_rows`, which imports numpy only."""
 
 _relation = first_names_relation.__wrapped__
 """Uncached: each (block, given name) pair is compared once per run here."""
