@@ -187,6 +187,27 @@ def test_multi_row_inserts_keep_every_row_in_order(tmp_path: Path) -> None:
             )
 
 
+def test_stored_records_are_found_by_any_key_text(tmp_path: Path) -> None:
+    """The writer asks for stored keys as one JSON array: keys with quotes, backslashes,
+    JSON escapes and non-ASCII text are found (and updated, not inserted twice), in the
+    keys' order, among more keys than one query takes."""
+    ids = ['a"b', "c\\d", "e\nf", "g\u2028h", "Müller/ü", "x'); --", *map(str, range(600))]
+    with open_store(tmp_path / "p.db") as store:
+        store.put_records(
+            [SourceRecord("mylist", i, raw=b"1" + i.encode(), raw_format="t") for i in ids],
+            origin="f",
+        )
+        put = store.put_records(
+            [SourceRecord("mylist", i, raw=b"2" + i.encode(), raw_format="t") for i in ids],
+            origin="f",
+        )
+        assert (put.inserted, put.updated + put.unchanged) == (0, len(ids))
+        assert store.count_records() == len(ids)
+        got = store.get_records([f"mylist:{i}" for i in ids] + ["mylist:absent"])
+        assert set(got) == {f"mylist:{i}" for i in ids}
+        assert all(got[f"mylist:{i}"].source_id == i for i in ids)
+
+
 def test_a_row_failing_inside_a_multi_row_insert_rolls_back_the_batch(tmp_path: Path) -> None:
     """`INSERT OR FAIL` keeps a failing statement's earlier rows, but the writer's
     transaction is rolled back whole, and foreign keys are checked again after it."""
