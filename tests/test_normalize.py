@@ -743,15 +743,16 @@ def test_plain_parts_are_what_the_plain_name_pattern_matches() -> None:
         "Ab-Cd Ef", "Ab-C Ef", "Ab--Cd Ef", "-Ab Cd", "Ab- Cd", "AB Cd", "Ab cD", "Ab Éf",
         "Ab\tCd", "Ab Cd\n", "a. Cd", "Ab 1b", "Ab O'Neil", "J. P. Ab-Cd-Ef Gh",
     ]
-    assert [names_module._plain_parts(n) for n in names + edges] == [
-        _regex_parts(n) for n in names + edges
-    ]
+    expected = [_regex_parts(n) for n in names + edges]
+    assert [names_module._plain_parts(n) for n in names + edges] == expected
+    assert [names_module._plain_parts_by_words(n) for n in names + edges] == expected
 
 
 @settings(max_examples=500, deadline=None)
 @given(st.text(alphabet="AaBbZz-. \tÉé'1", max_size=14) | _WORDISH)
 def test_plain_parts_agree_with_the_pattern_on_any_text(name: str) -> None:
     assert names_module._plain_parts(name) == _regex_parts(name)
+    assert names_module._plain_parts_by_words(name) == _regex_parts(name)
 
 
 @settings(max_examples=120, deadline=None)

@@ -18,6 +18,7 @@ from paperdesk.normalize.ids import (
     openreview_id,
     split_arxiv_id,
 )
+from paperdesk.normalize.names import COMPILED as NAMES_COMPILED
 from paperdesk.normalize.names import normalize_author, parse_name, plain_name
 from paperdesk.normalize.text import plain_text
 
@@ -209,14 +210,16 @@ def finish(record: SourceRecord) -> SourceRecord:
         _normalize_other_ids(record.ids)
     record.title_text = plain_text(record.title)
     record.abstract_text = plain_text(record.abstract)
+    compiled = NAMES_COMPILED
     for a in record.authors:
         # `normalize_author`'s two common cases inlined: a name the source did not split,
         # and one it split as the rules do (the bulk snapshot's `authors_parsed`, nearly
-        # always), where only display and key are filled. A plain name (`plain_name`:
-        # 97 % of arXiv's) is its own display, and needs no `ParsedName`.
+        # always), where only display and key are filled. Compiled, a plain name
+        # (`plain_name`: 97 % of arXiv's) is its own display and needs no `ParsedName`
+        # nor the cache; in pure Python the cached `parse_name` is cheaper.
         given, family = a.given, a.family
         name = a.name
-        plain = plain_name(name)
+        plain = plain_name(name) if compiled else None
         if plain is not None:
             if family is None and given is None:
                 a.given, a.family, a.display, a.key = plain[0], plain[1], name, plain[2]
