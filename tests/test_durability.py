@@ -60,14 +60,25 @@ def clean_run(feed_file: Path) -> tuple[set[str], int]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kill_after_batches", [1, 3, 6])
+@pytest.mark.parametrize(
+    ("kill_after_batches", "bulk"), [(1, False), (3, False), (6, False), (2, True), (7, True)]
+)
 def test_sigkill_mid_ingest_then_resume(
-    tmp_path: Path, feed_file: Path, clean_run: tuple[set[str], int], kill_after_batches: int
+    tmp_path: Path,
+    feed_file: Path,
+    clean_run: tuple[set[str], int],
+    kill_after_batches: int,
+    bulk: bool,
 ) -> None:
+    """`bulk`: through the worker pool into the empty store, i.e. in rollback-journal mode
+    (`SQLiteStore.bulk_journal`); the killed load leaves a hot journal, which the next
+    connection rolls back, and the store is in WAL mode again once reopened."""
     want = clean_run
 
     db = tmp_path / "killed.db"
     env = {**os.environ, "PAPERDESK_INGEST_BATCH": "250", "PAPERDESK_PROGRESS": "0"}
+    if bulk:
+        env["PAPERDESK_INGEST_PARALLEL_MIN"] = "0"
     cmd = [sys.executable, "-m", "paperdesk", "--db", str(db), "ingest", str(feed_file)]
     proc = subprocess.Popen(cmd, env=env)
     deadline = time.monotonic() + 60
@@ -96,3 +107,46 @@ def test_sigkill_mid_ingest_then_resume(
     done = subprocess.run(cmd, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert snapshot(db) == want  # same records and payloads as one clean run, no duplicates
+    assert journal_mode(db) == "wal"
+
+
+def journal_mode(db: Path) -> str:
+    con = sqlite3.connect(db)
+    try:
+        return str(con.execute("PRAGMA journal_mode").fetchone()[0])
+    finally:
+        con.close()
+
+
+@pytest.mark.slow
+def test_readers_open_and_wait_during_a_bulk_load(
+    tmp_path: Path, feed_file: Path, clean_run: tuple[set[str], int]
+) -> None:
+    """While a big file loads into an empty store in rollback mode, stores opened by other
+    processes (the web, search) read whole committed batches, waiting out the writer's
+    commits instead of failing, and leave the journal mode alone; WAL after the load."""
+    db = tmp_path / "bulk.db"
+    env = {
+        **os.environ, "PAPERDESK_INGEST_BATCH": "250", "PAPERDESK_PROGRESS": "0",
+        "PAPERDESK_INGEST_PARALLEL_MIN": "0",
+    }
+    cmd = [sys.executable, "-m", "paperdesk", "--db", str(db), "ingest", str(feed_file)]
+    proc = subprocess.Popen(cmd, env=env)
+    seen: list[tuple[int, str]] = []
+    try:
+        while proc.poll() is None:
+            if Path(str(db) + "-bulk").exists():
+                with open_store(db) as store:
+                    n = store.count_records()
+                    mode = store.conn.execute("PRAGMA journal_mode").fetchone()[0]
+                seen.append((n, mode))
+            time.sleep(0.01)
+    finally:
+        proc.wait()
+    assert proc.returncode == 0
+    during = [(n, m) for n, m in seen if m == "delete"]
+    assert during, f"no reader saw the load in rollback mode: {seen[:5]}"
+    assert all(n % 250 == 0 for n, _ in during)  # whole batches only
+    assert snapshot(db) == clean_run
+    assert journal_mode(db) == "wal"
+    assert not Path(str(db) + "-bulk").exists()

@@ -89,8 +89,14 @@ def usable(parser_name: str, head: bytes, db_path: str) -> bool:
     )
 
 
-def _init(db_path: str) -> None:
+def _init(db_path: str, look_up: bool = True) -> None:
+    """Open the worker's read-only connection; `look_up=False` (the bulk load of an empty
+    store) opens none: every payload is new to the store, and the single writer finds a
+    payload repeated within the input itself."""
     global _ro
+    if not look_up:
+        _ro = None
+        return
     _ro = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, check_same_thread=False)
     # Each chunk looks up ~2,000 record keys and their payloads: keep the index pages it
     # reads cached instead of re-reading them with the default 2 MB cache.
@@ -98,8 +104,7 @@ def _init(db_path: str) -> None:
 
 
 def _known(pairs: list[tuple[str, str]]) -> set[tuple[str, str]]:
-    assert _ro is not None
-    return known_payloads(_ro, pairs)
+    return set() if _ro is None else known_payloads(_ro, pairs)
 
 
 def _work(parser_name: str, origin: str, first_no: int, data: bytes) -> list[Row | Reject | str]:
@@ -162,10 +167,12 @@ def parallel_batches(
     batch_size: int,
     workers: int,
     errors: tuple[type[BaseException], ...],
+    look_up: bool = True,
 ) -> Iterator[tuple[int, list[Row | Reject | str]]]:
-    """(records in batch, prepared batch) in input order, prepared by `workers` processes."""
+    """(records in batch, prepared batch) in input order, prepared by `workers` processes
+    (which ask the store for payloads it holds unless `look_up` is false)."""
     ctx = mp.get_context("spawn")  # no fork: the parent holds SQLite handles and threads
-    with _Pool(workers, initializer=_init, initargs=(db_path,), context=ctx) as pool:
+    with _Pool(workers, initializer=_init, initargs=(db_path, look_up), context=ctx) as pool:
         _widen_pipes(pool)
         try:  # a pool whose workers die at start-up would respawn them forever
             pool.apply_async(os.getpid).get(timeout=120)
