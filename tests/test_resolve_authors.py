@@ -1217,3 +1217,45 @@ def _record_keys(recs: list, sig_id: str) -> frozenset[str]:
     key = sig_id.rpartition("#")[0]
     rec = next(r for r in recs if r.key == key)
     return signatures_from_record(rec)[0].coauthors
+
+
+def test_put_profiles_with_stored_blocks_writes_what_a_base_look_up_does(tmp_path: Path) -> None:
+    """`put_profiles` given the rows' current blocks (as a day reads them) puts every row
+    where looking each one up in the base puts it: a changed block into the base, a
+    delta-only profile's changed block into the delta, the rest into the delta."""
+
+    def row(aid: str, block: str, n: int) -> db.ProfileRow:
+        return db.ProfileRow(
+            aid, "Ada Lovelace", "ada lovelace", block, n, n, ["Ada"], [f"{aid}#0"],
+            [("Ada Lovelace", "ada lovelace", "Ada", block, n)],
+        )
+
+    tables = {}
+    for mode in ("looked up", "given"):
+        store = open_store(tmp_path / f"{mode}.db")
+        conn = store.conn
+        with store.transaction():
+            db.put_profiles(conn, [row("a1", "lovelace a", 1), row("a2", "lovelace a", 1)], base=True)
+            db.put_profiles(conn, [row("a3", "lovelace a", 1), row("a2", "lovelace a", 2)])
+        states = db.profile_states(conn, ["a1", "a2", "a3", "a4"])
+        assert {a: s.block for a, s in states.items()} == dict.fromkeys(("a1", "a2", "a3"), "lovelace a")
+        day = [
+            row("a1", "lovelace ad", 3), row("a2", "lovelace a", 3), row("a3", "lovelace ad", 2),
+            row("a4", "lovelace a", 1),
+        ]
+        with store.transaction():
+            if mode == "given":
+                blocks = {a: s.block for a, s in states.items()}
+                db.put_profiles(conn, map(db.pack_profile, day), stored_blocks=blocks)
+            else:
+                db.put_profiles(conn, day)
+        tables[mode] = {
+            t: conn.execute(
+                f"SELECT author_id, block, n_signatures FROM {t} ORDER BY 1"  # noqa: S608
+            ).fetchall()
+            for t in ("author_profiles", "author_profiles_delta")
+        }
+        store.close()
+    assert tables["given"] == tables["looked up"]
+    assert tables["given"]["author_profiles"] == [("a1", "lovelace ad", 3), ("a2", "lovelace a", 1)]
+    assert [r[0] for r in tables["given"]["author_profiles_delta"]] == ["a2", "a3", "a4"]

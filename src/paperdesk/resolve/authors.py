@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
@@ -434,10 +434,17 @@ def _resolve_authors(
                 db.stage_commit(conn, unit_author.items())
                 db.set_authors(conn, rewrite.items())
 
+            keep = {s.sig_id for s in context} - set(cached)
+            early: dict[int, SampleOut] = {}
+
+            def samples_beside(reps: set[str]) -> None:
+                early.update(_sample_rows(sigs, vecs, (reps - set(cached)) | keep))
+
             after, sampled, created = _refresh_profiles(
-                conn, touched or set(), rep_of, recount, gained, write_signatures
+                conn, touched or set(), rep_of, recount, gained, write_signatures,
+                samples_beside,
             )
-            _keep_samples(conn, sigs, vecs, (sampled | {s.sig_id for s in context}) - set(cached))
+            _keep_samples(conn, sigs, vecs, (sampled - set(cached)) | keep, early)
         gone = (before - after) if stats.full else {a for a in (touched or ()) if a not in after}
         if not stats.full:
             db.delete_profiles(conn, gone)
@@ -471,20 +478,34 @@ def _resolve_authors(
     return stats
 
 
+SampleOut = tuple[str, bytes, bytes, bytes]
+"""An `author_samples` row as `db.put_samples` takes it (sig_id, meta, keys, vec)."""
+
+
 def _keep_samples(
-    conn: Any, sigs: Sequence[Signature], vecs: Any, wanted: set[str]
+    conn: Any, sigs: Sequence[Signature], vecs: Any, wanted: set[str],
+    early: dict[int, SampleOut] | None = None,
 ) -> None:
-    """Store the feature data of the sampled members this run has in memory."""
+    """Store the feature data of the sampled members this run has in memory (in the
+    order of `sigs`); `early` holds rows already encoded (by `_sample_rows`, while the
+    signature rows were written), of members in `wanted`. Without it, the rows stream
+    (a full run's ~560k are not held at once)."""
+    if not early:
+        db.put_samples(conn, (row for _, row in _sample_rows(sigs, vecs, wanted)))
+        return
+    rest = _sample_rows(sigs, vecs, wanted - {sigs[k].sig_id for k in early})
+    rows = {**early, **dict(rest)}
+    db.put_samples(conn, (rows[k] for k in sorted(rows)))
+
+
+def _sample_rows(
+    sigs: Sequence[Signature], vecs: Any, wanted: set[str]
+) -> Iterator[tuple[int, SampleOut]]:
+    """The `author_samples` rows of the members of `sigs` in `wanted`, with their index."""
     index = [k for k, s in enumerate(sigs) if s.sig_id in wanted]
-    rows = samples.rows_of(vecs, index)
     codes: dict[str, int] = {}  # a full run's ~560k samples share ~1M distinct keys
-    db.put_samples(
-        conn,
-        (
-            (sigs[k].sig_id, *samples.encode(sigs[k], r, codes))
-            for k, r in zip(index, rows, strict=True)
-        ),
-    )
+    for k, r in zip(index, samples.rows_of(vecs, index), strict=True):
+        yield k, (sigs[k].sig_id, *samples.encode(sigs[k], r, codes))
 
 
 def _stored_signatures(conn: Any, state: dict[str, Any]) -> int:
@@ -501,6 +522,7 @@ def _refresh_profiles(
     recount: set[str],
     gained: dict[str, Counter[Variant]],
     write_signatures: Callable[[], None],
+    samples_beside: Callable[[set[str]], None] = lambda reps: None,
 ) -> tuple[set[str], set[str], set[str]]:
     """Write the day's signature rows (`write_signatures`) and recompute the rows of the
     touched profiles: counts, canonical name, given names, variants and the member
@@ -511,12 +533,17 @@ def _refresh_profiles(
     are written. The signature rows go in from a thread while this one computes the
     rows of the grown profiles (SQLite runs without the GIL; the ~55k index pages the
     1M day's signatures touch make that insert the longest statement of the day).
-    Returns the ids that still have signatures, their samples, and the ids that had no
-    row before (the profiles this run created)."""
+    Their rows are packed there too, and their sampled members' rows encoded
+    (`samples_beside`), and `put_profiles` looks up in the base only the profiles whose
+    block changed (`states` has every other's). Returns the ids that still
+    have signatures, their samples, and the ids that had no row before (the profiles this
+    run created)."""
     states = db.profile_states(conn, touched)  # signature writes do not change these
     with ThreadPoolExecutor(1) as pool:
         job = pool.submit(write_signatures)
         rows, slow = _grown_rows(states, touched, rep_of, recount, gained)
+        packed = [db.pack_profile(r) for r in rows]
+        samples_beside({s for r in rows for s in r.reps})
         job.result()
     for aid, variants, n_records in db.name_variants_by_author(conn, slow):
         st = states.get(aid)
@@ -526,7 +553,8 @@ def _refresh_profiles(
             keep = set(members)
             cands = [c for c in cands if c in keep] or members
         rows.append(_profile_row(aid, variants, n_records, cands))
-    db.put_profiles(conn, rows)
+        packed.append(db.pack_profile(rows[-1]))
+    db.put_profiles(conn, packed, stored_blocks={a: st.block for a, st in states.items()})
     alive = {r.author_id for r in rows}
     sampled = {s for r in rows for s in r.reps}
     return alive, sampled, alive - states.keys()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -395,20 +395,50 @@ _PROFILE_UPSERT_DELTA = (
 )
 
 
+PackedProfile = tuple[str, str, str | None, str, int, int, str, str, str]
+"""A profile row as `put_profiles` binds it (author_id, name, name_folded, block,
+n_signatures, n_records, givens, reps, variants), in the slim form of migration 039."""
+
+
+def pack_profile(p: ProfileRow) -> PackedProfile:
+    """`p` as its stored values. Pure Python, no SQL: the day packs its grown profiles'
+    rows while its signature rows are written from another thread."""
+    return (
+        p.author_id, p.name, pack_folded(p.name, p.name_folded), p.block, p.n_signatures,
+        p.n_records, orjson.dumps(p.givens).decode(), orjson.dumps(p.reps).decode(),
+        pack_variants(p.variants, p.block),
+    )
+
+
 def put_profiles(
-    conn: sqlite3.Connection, profiles: Iterable[ProfileRow], *, base: bool = False
+    conn: sqlite3.Connection,
+    profiles: Iterable[ProfileRow | PackedProfile],
+    *,
+    base: bool = False,
+    stored_blocks: Mapping[str, str] | None = None,
 ) -> None:
-    """Insert or update these profiles' rows, in the slim form of migration 039: into the
-    delta (a day's few thousand rows: see `_current`), or with `base` into the base table
-    (a full run, whose base is empty). A profile whose block is no longer its base row's
-    goes to the base too (a few a day), so that a profile's base row and delta row are
-    always in one block and `profile_summaries` can tell a replaced row without a look-up."""
+    """Insert or update these profiles' rows (given as `ProfileRow`, or already packed by
+    `pack_profile`), in the slim form of migration 039: into the delta (a day's few
+    thousand rows: see `_current`), or with `base` into the base table (a full run, whose
+    base is empty). A profile whose block is no longer its base row's goes to the base too
+    (a few a day), so that a profile's base row and delta row are always in one block and
+    `profile_summaries` can tell a replaced row without a look-up per row.
+
+    `stored_blocks`: the current block of every one of these profiles that has a row (as
+    `profile_states` read them). A delta row shares its base row's block, so only the
+    profiles whose block changed are then looked up in the base (instead of all ~10k rows
+    of a 1M day)."""
     stamp = now_seconds()
-    rows = list(profiles)
+    rows = [p if isinstance(p, tuple) else pack_profile(p) for p in profiles]
     moved: set[str] = set()
     if not base:
-        block_of = {p.author_id: p.block for p in rows}
-        for chunk in _chunks(sorted(block_of)):
+        block_of = {p[0]: p[3] for p in rows}
+        asked = sorted(
+            block_of
+            if stored_blocks is None
+            else (a for a, b in block_of.items() if a in stored_blocks and stored_blocks[a] != b)
+        )
+        for chunk in _chunks(asked):
             moved.update(
                 a
                 for a, b in conn.execute(
@@ -422,21 +452,10 @@ def put_profiles(
             "DELETE FROM author_profiles_delta WHERE author_id = ?", ((a,) for a in sorted(moved))
         )
     for sql, part in (
-        (_PROFILE_UPSERT, [p for p in rows if base or p.author_id in moved]),
-        (_PROFILE_UPSERT_DELTA, [] if base else [p for p in rows if p.author_id not in moved]),
+        (_PROFILE_UPSERT, [p for p in rows if base or p[0] in moved]),
+        (_PROFILE_UPSERT_DELTA, [] if base else [p for p in rows if p[0] not in moved]),
     ):
-        conn.executemany(
-            sql,
-            (
-                (
-                    p.author_id, p.name, pack_folded(p.name, p.name_folded), p.block,
-                    p.n_signatures, p.n_records, orjson.dumps(p.givens).decode(),
-                    orjson.dumps(p.reps).decode(), pack_variants(p.variants, p.block), stamp,
-                    stamp,
-                )
-                for p in part
-            ),
-        )
+        conn.executemany(sql, ((*p, stamp, stamp) for p in part))
 
 
 _PROFILE_COLS = "author_id, name, name_folded, block, n_signatures, n_records, givens, reps, variants"
@@ -652,6 +671,8 @@ class ProfileState:
     n_records: int
     variants: list[VariantCount] | None
     """None for a row written before migration 034 (recount it from its signatures)."""
+    block: str
+    """Its row's block (a delta row's is always its base row's: see `put_profiles`)."""
 
 
 def profile_states(conn: sqlite3.Connection, author_ids: Iterable[str]) -> dict[str, ProfileState]:
@@ -669,6 +690,7 @@ def profile_states(conn: sqlite3.Connection, author_ids: Iterable[str]) -> dict[
                     orjson.loads(r or "[]"),
                     int(n),
                     None if v is None else unpack_variants(v, b),
+                    b,
                 ),
             )
             for a, r, n, v, b in rows

@@ -87,7 +87,7 @@ def unpack_variants(text: str, block: str) -> list[VariantCount]:
 
 def pack_folded(name: str, folded: str) -> str | None:
     """The profile's folded canonical name, None where `fold_guess(name)` gives it."""
-    return None if folded == fold_guess(name) else folded
+    return None if folded == _guesses(name)[0] else folded
 
 
 def unpack_folded(name: str, stored: str | None) -> str:
