@@ -7,6 +7,7 @@ a few blocks at a time so the whole file runs in seconds.
 from __future__ import annotations
 
 import json
+import os
 import random
 import sqlite3
 from collections import Counter, defaultdict
@@ -586,17 +587,34 @@ def test_incremental_day_agrees_with_a_full_run(
     inc.close()
 
 
-def test_profile_rows_after_a_day_equal_a_recount(openreview: LabelledSet, tmp_path: Path) -> None:
+@pytest.mark.parametrize("forked", [False, True])
+def test_profile_rows_after_a_day_equal_a_recount(
+    openreview: LabelledSet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forked: bool
+) -> None:
     """A day updates the rows of profiles that only gained signatures from their stored
     variant counts (no re-read of their signatures): every row must still equal what its
-    signatures say."""
+    signatures say — also where a forked process computes those rows (a 1M day's ~10k;
+    `forked` lowers the threshold to this day's few)."""
+    import paperdesk.resolve.authors as resolve_module
+
+    monkeypatch.setattr(resolve_module, "GROWN_AHEAD_MIN", 0 if forked else 10**9)
+    # other tests may have left tqdm's idle monitor thread, which stops the fork
+    monkeypatch.setattr(resolve_module.threading, "active_count", lambda: 1)
+    used: list[bool] = []
+    ahead = resolve_module._grown_ahead
+    monkeypatch.setattr(
+        resolve_module, "_grown_ahead",
+        lambda grown, size: used.append(r := ahead(grown, size)) or r,  # type: ignore[func-returns-value]
+    )
     recs = _records(openreview, {"Jun Liu", "Chelsea Finn", "Sergey Levine"})
     store = open_store(tmp_path / "r.db")
     store.put_records(recs[:-10], origin="test")
     resolve_authors(store)
     before = db.profile_ids(store.conn)
     store.put_records(recs[-10:], origin="test")
+    used.clear()
     day = resolve_authors(store)
+    assert [r is not None for r in used] == [forked]
     after = db.profile_ids(store.conn)
     # The stats count the profiles the day made, not those its signatures joined.
     assert (day.profiles_created, day.profiles_removed) == (len(after - before), len(before - after))
@@ -1259,3 +1277,39 @@ def test_put_profiles_with_stored_blocks_writes_what_a_base_look_up_does(tmp_pat
     assert tables["given"] == tables["looked up"]
     assert tables["given"]["author_profiles"] == [("a1", "lovelace ad", 3), ("a2", "lovelace a", 1)]
     assert [r[0] for r in tables["given"]["author_profiles_delta"]] == ["a2", "a3", "a4"]
+
+
+def test_grown_ahead_returns_the_child_result_or_computes_it_here(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`_grown_ahead` hands back what the forked process computed; if that process fails,
+    the same function runs in this one. No fork while another thread is alive."""
+    import threading
+
+    from paperdesk.resolve.authors import _grown_ahead
+
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        assert _grown_ahead(lambda: ([], set()), 10**6) is None
+    finally:
+        release.set()
+        other.join()
+    # other tests may have left tqdm's idle monitor thread
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
+    result = ([("a1", "Ada", None, "lovelace a", 1, 1, "[]", "[]", "[]")], {"a2"})
+    wait = _grown_ahead(lambda: result, 10**6)
+    assert wait is not None and wait() == result
+    assert _grown_ahead(lambda: result, 0) is None  # too few profiles: no fork
+    calls: list[int] = []
+    here = os.getpid()
+
+    def failing() -> Any:
+        calls.append(os.getpid())  # the child's list is its own copy
+        if os.getpid() != here:
+            raise RuntimeError("child fails")
+        return result
+
+    wait = _grown_ahead(failing, 10**6)
+    assert wait is not None and wait() == result and calls == [os.getpid()]

@@ -18,13 +18,18 @@ fresh store built from the same records gets the same ids.
 from __future__ import annotations
 
 import hashlib
+import os
+import pickle
+import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+import orjson
 
 from paperdesk.errors import NotFoundError, PaperdeskError
 from paperdesk.gcpause import gc_paused
@@ -434,17 +439,10 @@ def _resolve_authors(
                 db.stage_commit(conn, unit_author.items())
                 db.set_authors(conn, rewrite.items())
 
-            keep = {s.sig_id for s in context} - set(cached)
-            early: dict[int, SampleOut] = {}
-
-            def samples_beside(reps: set[str]) -> None:
-                early.update(_sample_rows(sigs, vecs, (reps - set(cached)) | keep))
-
             after, sampled, created = _refresh_profiles(
-                conn, touched or set(), rep_of, recount, gained, write_signatures,
-                samples_beside,
+                conn, touched or set(), rep_of, recount, gained, write_signatures
             )
-            _keep_samples(conn, sigs, vecs, (sampled - set(cached)) | keep, early)
+            _keep_samples(conn, sigs, vecs, (sampled | {s.sig_id for s in context}) - set(cached))
         gone = (before - after) if stats.full else {a for a in (touched or ()) if a not in after}
         if not stats.full:
             db.delete_profiles(conn, gone)
@@ -478,34 +476,20 @@ def _resolve_authors(
     return stats
 
 
-SampleOut = tuple[str, bytes, bytes, bytes]
-"""An `author_samples` row as `db.put_samples` takes it (sig_id, meta, keys, vec)."""
-
-
 def _keep_samples(
-    conn: Any, sigs: Sequence[Signature], vecs: Any, wanted: set[str],
-    early: dict[int, SampleOut] | None = None,
+    conn: Any, sigs: Sequence[Signature], vecs: Any, wanted: set[str]
 ) -> None:
-    """Store the feature data of the sampled members this run has in memory (in the
-    order of `sigs`); `early` holds rows already encoded (by `_sample_rows`, while the
-    signature rows were written), of members in `wanted`. Without it, the rows stream
-    (a full run's ~560k are not held at once)."""
-    if not early:
-        db.put_samples(conn, (row for _, row in _sample_rows(sigs, vecs, wanted)))
-        return
-    rest = _sample_rows(sigs, vecs, wanted - {sigs[k].sig_id for k in early})
-    rows = {**early, **dict(rest)}
-    db.put_samples(conn, (rows[k] for k in sorted(rows)))
-
-
-def _sample_rows(
-    sigs: Sequence[Signature], vecs: Any, wanted: set[str]
-) -> Iterator[tuple[int, SampleOut]]:
-    """The `author_samples` rows of the members of `sigs` in `wanted`, with their index."""
+    """Store the feature data of the sampled members this run has in memory."""
     index = [k for k, s in enumerate(sigs) if s.sig_id in wanted]
+    rows = samples.rows_of(vecs, index)
     codes: dict[str, int] = {}  # a full run's ~560k samples share ~1M distinct keys
-    for k, r in zip(index, samples.rows_of(vecs, index), strict=True):
-        yield k, (sigs[k].sig_id, *samples.encode(sigs[k], r, codes))
+    db.put_samples(
+        conn,
+        (
+            (sigs[k].sig_id, *samples.encode(sigs[k], r, codes))
+            for k, r in zip(index, rows, strict=True)
+        ),
+    )
 
 
 def _stored_signatures(conn: Any, state: dict[str, Any]) -> int:
@@ -522,7 +506,6 @@ def _refresh_profiles(
     recount: set[str],
     gained: dict[str, Counter[Variant]],
     write_signatures: Callable[[], None],
-    samples_beside: Callable[[set[str]], None] = lambda reps: None,
 ) -> tuple[set[str], set[str], set[str]]:
     """Write the day's signature rows (`write_signatures`) and recompute the rows of the
     touched profiles: counts, canonical name, given names, variants and the member
@@ -530,19 +513,24 @@ def _refresh_profiles(
     variant counts plus the `gained` ones (as a full run counts them: one record per
     signature); one in `recount` (it lost signatures, or a curation is involved), and a
     row from before the counts were stored, is recounted from its signatures once they
-    are written. All in this thread: from a second one (as until session 7), each of the
-    ~40k SQLite steps of the signature writes gave up the GIL and waited up to the switch
-    interval to get it back while this thread computed rows (timed: the signature writes
-    0.25-0.3 s alone, 0.44-0.85 s beside; no gain in wall). The grown rows are packed,
-    and their sampled members' rows encoded (`samples_beside`), before `put_profiles`,
-    which looks up in the base only the profiles whose block changed (`states` has every
-    other's). Returns the ids that still have signatures, their samples, and the ids that
-    had no row before (the profiles this run created)."""
+    are written. The grown profiles' rows are computed and packed by a forked process
+    while this one writes the signature rows (`_grown_ahead`; the second core idled
+    through the write phase). Not from a thread (as until session 7): each of the ~40k
+    SQLite steps of the signature writes gave up the GIL and waited up to the switch
+    interval to get it back while the thread computed rows (timed: the signature writes
+    0.25-0.3 s alone, 0.44-0.85 s beside). `put_profiles` looks up in the base only the
+    profiles whose block changed (`states` has every other's). Returns the ids that still
+    have signatures, their samples, and the ids that had no row before (the profiles this
+    run created)."""
     states = db.profile_states(conn, touched)  # signature writes do not change these
+
+    def grown() -> _Grown:
+        rows, slow = _grown_rows(states, touched, rep_of, recount, gained)
+        return [db.pack_profile(r) for r in rows], slow
+
+    ahead = _grown_ahead(grown, len(touched))
     write_signatures()
-    rows, slow = _grown_rows(states, touched, rep_of, recount, gained)
-    packed = [db.pack_profile(r) for r in rows]
-    samples_beside({s for r in rows for s in r.reps})
+    packed, slow = ahead() if ahead is not None else grown()
     for aid, variants, n_records in db.name_variants_by_author(conn, slow):
         st = states.get(aid)
         cands = [*(st.reps if st else ()), *rep_of.get(aid, ())]
@@ -550,12 +538,51 @@ def _refresh_profiles(
             members = db.member_ids(conn, aid)
             keep = set(members)
             cands = [c for c in cands if c in keep] or members
-        rows.append(_profile_row(aid, variants, n_records, cands))
-        packed.append(db.pack_profile(rows[-1]))
+        packed.append(db.pack_profile(_profile_row(aid, variants, n_records, cands)))
     db.put_profiles(conn, packed, stored_blocks={a: st.block for a, st in states.items()})
-    alive = {r.author_id for r in rows}
-    sampled = {s for r in rows for s in r.reps}
+    alive = {p[0] for p in packed}
+    sampled = {s for p in packed for s in orjson.loads(p[7])}
     return alive, sampled, alive - states.keys()
+
+
+_Grown = tuple[list[db.PackedProfile], set[str]]
+"""The grown profiles' packed rows, and the ids to recount."""
+
+GROWN_AHEAD_MIN = 2000
+"""Touched profiles from which a day computes the grown rows in a forked process (a 1M
+day has ~10k; below, the fork costs more than it saves)."""
+
+
+def _grown_ahead(grown: Callable[[], _Grown], size: int) -> Callable[[], _Grown] | None:
+    """Run `grown` in a forked process (it reads only memory: no SQL) and return what
+    waits for its result, or None (`size` touched profiles are too few, or other threads
+    are alive, which a fork must not copy mid-call). If the process fails, the result is
+    computed here."""
+    if size < GROWN_AHEAD_MIN or threading.active_count() > 1:
+        return None
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: compute, send, leave without running any clean-up
+        code = 1
+        try:
+            os.close(r)
+            with os.fdopen(w, "wb") as out:
+                pickle.dump(grown(), out, protocol=pickle.HIGHEST_PROTOCOL)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(w)
+
+    def result() -> _Grown:
+        with os.fdopen(r, "rb") as src:
+            data = src.read()
+        _, status = os.waitpid(pid, 0)
+        if status != 0 or not data:
+            return grown()
+        got: _Grown = pickle.loads(data)  # noqa: S301  # our own child's pickle
+        return got
+
+    return result
 
 
 def _grown_rows(
