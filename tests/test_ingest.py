@@ -139,14 +139,13 @@ def test_cli_ingest_stats_record_json(tmp_path: Path) -> None:
 def test_parallel_workers_store_the_same_as_serial(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The two-process path (used for big JSON-lines files) gives exactly the serial result,
     rejects included, and a broken tail still keeps what came before."""
-    import paperdesk.ingest as ing
 
     lines = feed_lines(1200)
     lines[700] = b'{"id": "2503.99999", "title": broken\n'
     src = write_gz(tmp_path / "feed.jsonl.gz", lines)
     results = {}
     for workers in (0, 2):
-        monkeypatch.setattr(ing, "PARALLEL_MIN_BYTES", 0)
+        monkeypatch.setenv("PAPERDESK_INGEST_PARALLEL_MIN", "0")
         with open_store(tmp_path / f"w{workers}.db") as store:
             rep = ingest_paths(store, [src], on_error="skip", batch_size=250, workers=workers)
             rows = store.conn.execute("SELECT key, data FROM records ORDER BY key").fetchall()
@@ -181,7 +180,6 @@ def test_parallel_workers_on_an_uncompressed_file(
     """An uncompressed file through the workers: the store, payload bytes and rejects are
     exactly the serial ones, with odd lines (CRLF, blank, leading blanks, a bad one, a
     repeated one, no final line break)."""
-    import paperdesk.ingest as ing
 
     lines = feed_lines(1100)
     lines[0] = b"  " + lines[0]
@@ -192,7 +190,7 @@ def test_parallel_workers_on_an_uncompressed_file(
     lines[-1] = lines[-1].rstrip(b"\n")
     src = tmp_path / "feed.jsonl"
     src.write_bytes(b"".join(lines))
-    monkeypatch.setattr(ing, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setenv("PAPERDESK_INGEST_PARALLEL_MIN", "0")
     results = {}
     for workers in (0, 2):
         db = tmp_path / f"w{workers}.db"
@@ -211,12 +209,11 @@ def test_bulk_write_starts_a_large_wal_over(tmp_path: Path, monkeypatch: pytest.
     """A bulk ingest truncates the WAL between transactions once it is large, instead of
     letting it grow as large as the database (its background checkpoints cannot restart it).
     Into a store that holds records already: an empty one loads in rollback mode."""
-    import paperdesk.ingest as ing
     import paperdesk.store.sqlite as sq
 
     src = write_gz(tmp_path / "feed.jsonl.gz", feed_lines(1500))
     seed = write_gz(tmp_path / "seed.jsonl.gz", feed_lines(10, start=1500))
-    monkeypatch.setattr(ing, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setenv("PAPERDESK_INGEST_PARALLEL_MIN", "0")
     wal = {}
     for limit in (1 << 40, 1):
         monkeypatch.setattr(sq, "WAL_RESTART_BYTES", limit)

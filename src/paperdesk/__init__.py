@@ -12,9 +12,11 @@ import sys as _sys
 __version__ = "0.1.0"
 
 # The compiled build of the ingest hot path (paperdesk.native): the one PAPERDESK_NATIVE
-# names (`off`: none), else the environment's own when `make` built one. Checked with `os`
-# alone: importing paperdesk.native costs a process ~40 ms, paid only when a build is used.
-_NATIVE = _os.environ.get("PAPERDESK_NATIVE")
+# names (`off`: none), else the environment's own when `make` built one. Checked without
+# importing paperdesk.native (~40 ms a process), paid only when a build is used.
+from paperdesk.settings import NATIVE as _NATIVE_SETTING  # noqa: E402
+
+_NATIVE = _NATIVE_SETTING.get()
 if (
     _os.path.exists(_os.path.join(_sys.prefix, "paperdesk-native", "paperdesk-native.json"))
     if _NATIVE is None

@@ -6,7 +6,8 @@
     ├── StoreError          the database refused or is inconsistent
     ├── NotFoundError       a key / id that does not exist
     ├── HarvestError        a remote source failed after all retries
-    └── QueryError          a search query is malformed (becomes an HTTP 400)
+    ├── QueryError          a search query is malformed (becomes an HTTP 400)
+    └── SettingError        a `PAPERDESK_*` variable holds a value that does not parse
 
 The CLI maps every `PaperdeskError` to a one-line message and a non-zero exit; anything
 else is a bug and keeps its traceback.
@@ -31,6 +32,10 @@ class ParseError(PaperdeskError):
         self.origin = origin
         self.record_no = record_no
         super().__init__(str(self))
+
+    def __reduce__(self) -> tuple[type[ParseError], tuple[str, str | None, int | None]]:
+        # Rebuilt whole when it crosses processes (paperdesk.parallel), not from str(self).
+        return (type(self), (self.message, self.origin, self.record_no))
 
     def __str__(self) -> str:
         where = self.origin or "<input>"
@@ -57,3 +62,7 @@ class HarvestError(PaperdeskError):
 
 class QueryError(PaperdeskError):
     """A search query is malformed; the message says what is wrong and where."""
+
+
+class SettingError(PaperdeskError):
+    """A setting's environment variable holds a value that does not parse (see settings)."""

@@ -27,7 +27,7 @@ from typing import Any, BinaryIO, Literal
 
 from isal import igzip, isal_zlib
 
-from paperdesk import ingest_pool, normalize, sources
+from paperdesk import ingest_pool, normalize, settings, sources
 from paperdesk.errors import ParseError
 from paperdesk.gcpause import gc_paused
 from paperdesk.model import SourceRecord
@@ -36,19 +36,14 @@ from paperdesk.store.base import PutResult, Reject
 from paperdesk.store.sqlite import Row, SQLiteStore, payload_hash, prepare_row
 
 OnError = Literal["stop", "skip"]
-# Records per transaction: big enough to amortise commits, small enough to bound memory
-# and the work a crash can lose. PAPERDESK_INGEST_BATCH overrides (tests use it).
-BATCH = int(os.environ.get("PAPERDESK_INGEST_BATCH", "2000"))
-# Batches per write transaction. A commit writes every page its transaction touched, and the
+# The batch size (settings.INGEST_BATCH): big enough to amortise commits, small enough to
+# bound memory and the work a crash can lose. Batches per write transaction
+# (settings.INGEST_TX_BATCHES): a commit writes every page its transaction touched, and the
 # payload-digest index is written at random places (at a million records, about one page
 # per record of a 2,000-record transaction); five batches a transaction share those pages.
-# A crash still loses only whole transactions, and the next run redoes them.
-TX_BATCHES = int(os.environ.get("PAPERDESK_INGEST_TX_BATCHES", "5"))
-# Worker processes for big JSON-lines inputs (0 = all in this process). Two cores: two
-# workers parse and normalise while this process writes.
-WORKERS = int(os.environ.get("PAPERDESK_INGEST_WORKERS", str(min(2, os.cpu_count() or 1))))
-# Starting workers costs about a second: only files at least this big (bytes on disk) use them.
-PARALLEL_MIN_BYTES = int(os.environ.get("PAPERDESK_INGEST_PARALLEL_MIN", str(8 << 20)))
+# A crash still loses only whole transactions, and the next run redoes them. Starting
+# worker processes costs about a second: only files at least settings.INGEST_PARALLEL_MIN
+# bytes on disk use them.
 HEAD = 64 * 1024
 
 
@@ -331,10 +326,14 @@ def ingest_file(
     fmt: str | None = None,
     on_error: OnError = "stop",
     force: bool = False,
-    batch_size: int = BATCH,
-    workers: int = WORKERS,
+    batch_size: int | None = None,
+    workers: int | None = None,
 ) -> None:
-    """Ingest one file (plain, .gz, .bz2 or .xz) into the store, adding to `report`."""
+    """Ingest one file (plain, .gz, .bz2 or .xz) into the store, adding to `report`.
+    `batch_size` and `workers` default to their settings (INGEST_BATCH, WORKERS); one
+    worker (or none) parses in this process."""
+    batch_size = batch_size or settings.INGEST_BATCH.get()
+    workers = settings.WORKERS.get() if workers is None else workers
     origin = str(path)
     digest = file_digest(path)
     report.files += 1
@@ -354,8 +353,8 @@ def ingest_file(
         seen = 0
         rejected = 0
         parallel = bool(
-            workers
-            and size >= PARALLEL_MIN_BYTES
+            workers > 1
+            and size >= settings.INGEST_PARALLEL_MIN.get()
             and ingest_pool.usable(parser.NAME, head, store.path)
         )
         # A big file into an empty store: a rollback journal (each page written once, see
@@ -369,7 +368,7 @@ def ingest_file(
                 )
             else:
                 batches = _serial_batches(store, parser.parse(stream, origin), origin, batch_size)
-            group = _WriteGroup(store, TX_BATCHES)
+            group = _WriteGroup(store, settings.INGEST_TX_BATCHES.get())
             with (
                 progress(total=size, desc=path.name[:30], unit="B", unit_scale=True) as bar,
                 store.background_checkpoints(),
@@ -411,8 +410,8 @@ def ingest_paths(
     fmt: str | None = None,
     on_error: OnError = "stop",
     force: bool = False,
-    batch_size: int = BATCH,
-    workers: int = WORKERS,
+    batch_size: int | None = None,
+    workers: int | None = None,
 ) -> IngestReport:
     """Ingest files and directories; the library function behind `paperdesk ingest`."""
     report = IngestReport()

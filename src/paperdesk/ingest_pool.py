@@ -179,7 +179,7 @@ def parallel_batches(
         except Exception as exc:  # noqa: BLE001 - any failure means the same to the user
             raise PaperdeskError(
                 f"ingest worker processes did not start ({exc!r}); "
-                "set PAPERDESK_INGEST_WORKERS=0 to ingest in one process"
+                "set PAPERDESK_WORKERS=1 to ingest in one process"
             ) from exc
         pending: deque[tuple[int, AsyncResult[list[Row | Reject | str]]]] = deque()
         chunks = line_chunks(stream, batch_size, origin, errors)

@@ -73,7 +73,9 @@ def activate_from_env() -> bool:
     """What `paperdesk/__init__` runs first: the build `PAPERDESK_NATIVE` names, none when
     it says `off`, else the environment's own build if it is current (quietly: a missing
     or stale one there means pure Python, as on a machine without a C compiler)."""
-    chosen = os.environ.get("PAPERDESK_NATIVE")
+    from paperdesk.settings import NATIVE
+
+    chosen = NATIVE.get()
     if chosen is None:
         return DEFAULT_DIR.joinpath(STAMP).exists() and activate(DEFAULT_DIR, quiet=True)
     if chosen.strip().lower() in OFF:

@@ -6,16 +6,17 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from paperdesk.settings import PROGRESS
+
 if TYPE_CHECKING:
     from tqdm import tqdm
 
 
 def enabled() -> bool:
     """Bars only when stderr is a terminal and the user has not asked for quiet."""
-    if os.environ.get("PAPERDESK_PROGRESS") in ("0", "false", "no"):
-        return False
-    if os.environ.get("PAPERDESK_PROGRESS") in ("1", "true", "yes"):
-        return True
+    forced = PROGRESS.get()
+    if forced is not None:
+        return forced
     return sys.stderr.isatty() and not os.environ.get("CI")
 
 

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import click
 import orjson
 
-from paperdesk import __version__
+from paperdesk import __version__, settings
 from paperdesk.errors import NotFoundError, PaperdeskError
 from paperdesk.store import default_db_path, open_store
 from paperdesk.store.sqlite import SQLiteStore
@@ -127,7 +127,7 @@ class _Areas(click.Group):
 @click.option(
     "--db",
     type=click.Path(dir_okay=False, path_type=Path),
-    envvar="PAPERDESK_DB",
+    envvar=settings.DB.env,
     default=None,
     help="SQLite database file (env PAPERDESK_DB; default ~/.local/share/paperdesk/paperdesk.db).",
 )

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from paperdesk import settings
 from paperdesk.cli import Ctx, emit_json, handle_errors, main, pass_ctx
 from paperdesk.harvest import HarvestReport
 from paperdesk.harvest.arxiv_api import API_URL, SORT_BY, harvest_arxiv_api
@@ -45,7 +46,7 @@ def _client_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option(
             "--mailto",
-            envvar="PAPERDESK_MAILTO",
+            envvar=settings.MAILTO.env,
             default=None,
             help="Contact address for the User-Agent (env PAPERDESK_MAILTO).",
         ),

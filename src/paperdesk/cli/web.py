@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from paperdesk import settings
 from paperdesk.cli import Ctx, handle_errors, main, pass_ctx
 
 
@@ -21,7 +22,7 @@ def serve(ctx: Ctx, host: str, port: int, workers: int) -> None:
     import uvicorn
 
     ctx.store  # open (and migrate) once before the server starts  # noqa: B018
-    os.environ["PAPERDESK_DB"] = str(ctx.db)
+    os.environ[settings.DB.env] = str(ctx.db)  # what the server's workers open
     click.echo(f"paperdesk: serving {ctx.db} on http://{host}:{port}/", err=True)
     uvicorn.run(
         "paperdesk.web.asgi:app", host=host, port=port, workers=workers,

@@ -22,7 +22,6 @@ wait without waiting it; the requests themselves always go to a real socket.
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
@@ -31,7 +30,7 @@ from email.utils import parsedate_to_datetime
 
 import httpx
 
-from paperdesk import __version__
+from paperdesk import __version__, settings
 from paperdesk.errors import HarvestError
 
 log = logging.getLogger("paperdesk.harvest")
@@ -58,10 +57,10 @@ def user_agent(mailto: str | None = None) -> str:
     for one so they can reach an operator instead of blocking them. `$PAPERDESK_USER_AGENT`
     replaces the whole string for deployments that must use their own.
     """
-    override = os.environ.get("PAPERDESK_USER_AGENT")
+    override = settings.USER_AGENT.get()
     if override:
         return override
-    contact = mailto or os.environ.get("PAPERDESK_MAILTO")
+    contact = mailto or settings.MAILTO.get()
     detail = f"+{PROJECT_URL}" + (f"; mailto:{contact}" if contact else "")
     return f"paperdesk/{__version__} ({detail})"
 

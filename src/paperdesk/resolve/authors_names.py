@@ -13,7 +13,6 @@ resolve run reports how many pairs it had, `nickname_pairs`, so that is never si
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from dataclasses import dataclass
@@ -21,6 +20,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from anyascii import anyascii
+
+from paperdesk.settings import NAME_VARIANTS
 
 _SPLIT = re.compile(r"[\s.]+")
 _DEFAULT_VARIANTS = (
@@ -89,9 +90,9 @@ def variants_file(shared: Path = _DEFAULT_VARIANTS, prefix: str = sys.prefix) ->
     shared file's 11,850), so a machine without the shared data still joins
     "Chris"/"Christopher". The first candidate is returned even when absent (then no
     pairs load)."""
-    env = os.environ.get("PAPERDESK_NAME_VARIANTS")
-    if env:
-        return Path(env)
+    chosen = NAME_VARIANTS.get()
+    if chosen is not None:
+        return chosen
     packaged = Path(prefix) / "share" / "paperdesk" / shared.name
     if not shared.is_file() and packaged.is_file():
         return packaged

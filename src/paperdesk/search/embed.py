@@ -22,6 +22,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from paperdesk.settings import MODEL_DIR
+
 # The transformer must never try the Hugging Face hub: this is an offline tool.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -143,10 +145,11 @@ _STATIC: dict[str, Any] = {}
 
 def default_model_dir() -> Path:
     """Where derived models (the distilled static model) are cached: one per user."""
-    base = os.environ.get("PAPERDESK_MODEL_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "paperdesk", "models"
-    )
-    return Path(base)
+    chosen = MODEL_DIR.get()
+    if chosen is not None:
+        return chosen
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    return Path(base) / "paperdesk" / "models"
 
 
 def static_model(pca_dims: int | None = None, model_dir: Path | None = None) -> Any:

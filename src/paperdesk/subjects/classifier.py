@@ -32,6 +32,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 from scipy.optimize import minimize, minimize_scalar
 
+from paperdesk.settings import SUBJECTS_MODEL
 from paperdesk.subjects.feed import Example
 
 FORMAT = "paperdesk-subjects/1"
@@ -39,7 +40,7 @@ MAX_CHARS = 20_000
 """Longer inputs are cut: an abstract is ~1–2k characters, and hostile or mis-parsed input
 (a whole paper body in the abstract field) must not cost unbounded time."""
 
-MODEL_ENV = "PAPERDESK_SUBJECTS_MODEL"
+MODEL_ENV = SUBJECTS_MODEL.env
 
 
 @dataclass
@@ -382,9 +383,9 @@ def _sigmoid(z: NDArray[np.float64]) -> NDArray[np.float64]:
 def default_model_path() -> Path:
     """`$PAPERDESK_SUBJECTS_MODEL`, else the model shipped in the package if present, else
     `$XDG_DATA_HOME/paperdesk/subjects-model.npz` (where `paperdesk subjects train` writes)."""
-    env = os.environ.get(MODEL_ENV)
-    if env:
-        return Path(env)
+    chosen = SUBJECTS_MODEL.get()
+    if chosen is not None:
+        return chosen
     shipped = Path(__file__).parent / "data" / "subjects-model.npz"
     if shipped.exists():
         return shipped

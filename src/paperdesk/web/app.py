@@ -24,6 +24,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.exceptions import HTTPException
 
 from paperdesk import __version__
+from paperdesk import settings as declared
 from paperdesk.errors import NotFoundError, PaperdeskError, QueryError
 from paperdesk.store import open_store
 from paperdesk.store.sqlite import SQLiteStore
@@ -34,25 +35,19 @@ from paperdesk.web.pages import SharedSearch as pages_search
 
 @dataclass
 class WebSettings:
-    """Server settings, each from an environment variable (documented in docs/web.md)."""
+    """Server settings, each from an environment variable (`paperdesk.settings`)."""
 
-    admin_token: str | None = field(default_factory=lambda: os.environ.get("PAPERDESK_ADMIN_TOKEN"))
+    admin_token: str | None = field(default_factory=declared.ADMIN_TOKEN.get)
     secret_key: bytes = b""
-    max_body_bytes: int = field(
-        default_factory=lambda: int(os.environ.get("PAPERDESK_MAX_BODY", str(1 << 20)))
-    )
-    expensive_per_minute: int = field(
-        default_factory=lambda: int(os.environ.get("PAPERDESK_RATE_PER_MINUTE", "60"))
-    )
-    page_cache_entries: int = field(
-        default_factory=lambda: int(os.environ.get("PAPERDESK_PAGE_CACHE", "1024"))
-    )
+    max_body_bytes: int = field(default_factory=declared.MAX_BODY.get)
+    expensive_per_minute: int = field(default_factory=declared.RATE_PER_MINUTE.get)
+    page_cache_entries: int = field(default_factory=declared.PAGE_CACHE.get)
 
 
 def _secret_for(db: Path) -> bytes:
     """A per-installation signing key kept next to the database (0600), so CSRF tokens and
     sessions survive restarts; `PAPERDESK_SECRET_KEY` overrides."""
-    env = os.environ.get("PAPERDESK_SECRET_KEY")
+    env = declared.SECRET_KEY.get()
     if env:
         return env.encode()
     path = db.with_name(db.name + ".secret")
