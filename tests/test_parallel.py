@@ -1,0 +1,113 @@
+"""`paperdesk.parallel.map_batches`: the pool gives exactly the serial results, in order, and
+errors come out where they happened, as themselves."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from paperdesk import parallel
+from paperdesk.errors import PaperdeskError, ParseError
+
+_PREFIX = ""
+
+
+def _square_all(batch: list[int]) -> list[int]:
+    return [x * x for x in batch]
+
+
+def _pid(batch: list[int]) -> int:
+    return os.getpid()
+
+
+def _fail_on_13(batch: list[int]) -> list[int]:
+    if 13 in batch:
+        raise ParseError("unlucky", origin="numbers.txt", record_no=13)
+    return batch
+
+
+def _die(batch: list[int]) -> list[int]:
+    if 5 in batch:
+        os._exit(3)
+    return batch
+
+
+def _set_prefix(prefix: str) -> None:
+    global _PREFIX
+    _PREFIX = prefix
+
+
+def _prefixed(batch: list[int]) -> list[str]:
+    return [f"{_PREFIX}{x}" for x in batch]
+
+
+def _batches(n: int, size: int = 3) -> Iterator[list[int]]:
+    for start in range(0, n, size):
+        yield list(range(start, min(n, start + size)))
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+def test_results_come_in_input_order(processes: int) -> None:
+    got = list(parallel.map_batches(_square_all, _batches(100), processes=processes, ahead=1))
+    assert got == [_square_all(b) for b in _batches(100)]
+
+
+def test_the_pool_runs_elsewhere_and_one_batch_runs_here() -> None:
+    pids = set(parallel.map_batches(_pid, _batches(30), processes=2))
+    assert os.getpid() not in pids
+    assert list(parallel.map_batches(_pid, _batches(3), processes=2)) == [os.getpid()]
+    assert set(parallel.map_batches(_pid, _batches(30), processes=1)) == {os.getpid()}
+
+
+def test_the_setting_sizes_the_pool(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PAPERDESK_WORKERS", "1")
+    assert parallel.workers() == 1
+    assert set(parallel.map_batches(_pid, _batches(30))) == {os.getpid()}
+    monkeypatch.delenv("PAPERDESK_WORKERS")
+    assert parallel.workers() == (os.cpu_count() or 1)
+
+
+def test_each_worker_runs_the_initializer() -> None:
+    got = list(parallel.map_batches(_prefixed, _batches(9), processes=2,
+                                    initializer=_set_prefix, initargs=("n",)))
+    assert got == [[f"n{x}" for x in b] for b in _batches(9)]
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+def test_an_error_in_a_worker_is_raised_as_itself_after_the_batches_before(processes: int) -> None:
+    got: list[list[int]] = []
+    with pytest.raises(ParseError) as info:
+        for result in parallel.map_batches(_fail_on_13, _batches(60), processes=processes):
+            got.append(result)
+    assert (info.value.origin, info.value.record_no, info.value.message) == (
+        "numbers.txt", 13, "unlucky")
+    assert got == list(_batches(12))
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+def test_an_error_in_the_input_comes_after_every_batch_before_it(processes: int) -> None:
+    def broken() -> Iterator[list[int]]:
+        yield from _batches(12)
+        raise ParseError("truncated", origin="in.gz", record_no=13)
+
+    got: list[list[int]] = []
+    with pytest.raises(ParseError, match="truncated"):
+        for result in parallel.map_batches(_square_all, broken(), processes=processes):
+            got.append(result)
+    assert got == [_square_all(b) for b in _batches(12)]
+
+
+def test_a_worker_that_dies_is_an_error_not_a_hang() -> None:
+    with pytest.raises(PaperdeskError, match="PAPERDESK_WORKERS=1"):
+        list(parallel.map_batches(_die, _batches(30), processes=2))
+
+
+def test_stopping_early_shuts_the_pool_down() -> None:
+    results = parallel.map_batches(_square_all, _batches(3000), processes=2)
+    assert next(results) == [0, 1, 4]
+    results.close()  # must return promptly, leaving no worker behind
+    import multiprocessing
+
+    assert multiprocessing.active_children() == []
