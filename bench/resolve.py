@@ -221,7 +221,7 @@ def cpu():
     return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
 
 from paperdesk.store import open_store
-from paperdesk.store.works import resolve_works
+from paperdesk.resolve.works_run import resolve_works
 from paperdesk.resolve.authors import resolve_authors
 
 with open_store(sys.argv[1]) as store:

@@ -58,7 +58,6 @@ from paperdesk.search.keyword import TITLE_BOOST, KeywordIndex
 from paperdesk.search.query import free_text_query
 from paperdesk.search.vectors import VectorIndex
 from paperdesk.store import open_store
-from paperdesk.store import search as sql
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 FEED = Path(os.environ.get("PAPERDESK_BENCH_FEED", DATA / "arxiv/daily-feed-2025-03-to-2026-04.jsonl.gz"))
@@ -300,13 +299,13 @@ def scale_vectors(store, docs: list[SearchDoc], n: int) -> np.ndarray:
     """n unit vectors (float16): the feed's stored ones for the real works, perturbed
     copies for the variants (synthetic)."""
     name = SearchIndex(store).embedder_name
-    while sql.count_vectors(store.conn, name) < len(docs):  # `feed` may still be embedding
+    while store.search.count_vectors(name) < len(docs):  # `feed` may still be embedding
         time.sleep(20)
     vec_of = {}
-    for keys, mat in sql.iter_vectors(store.conn, name):
+    for keys, mat in store.search.iter_vectors(name):
         for k, v in zip(keys.tolist(), mat, strict=True):
             vec_of[int(k)] = v
-    by_work = sql.work_ids(store.conn, list(vec_of))
+    by_work = store.search.work_ids(list(vec_of))
     base_vec = {w: vec_of[d] for d, w in by_work.items()}
     real_vecs = np.vstack([base_vec[d.work_id] for d in docs]).astype(np.float32)
     dim = real_vecs.shape[1]

@@ -18,9 +18,9 @@ import pytest
 from conftest import ROOT, shared_file
 from paperdesk.ingest import ingest_paths
 from paperdesk.resolve.authors import resolve_authors
+from paperdesk.resolve.works_run import resolve_works
 from paperdesk.search.indexer import update_index
 from paperdesk.store import open_store
-from paperdesk.store.works import resolve_works
 
 CHROMIUM = os.environ.get("PAPERDESK_CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = ROOT / "test-artifacts"

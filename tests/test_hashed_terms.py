@@ -100,7 +100,7 @@ def test_hashed_terms_imports_no_scipy() -> None:
 
 def test_the_author_stage_does_not_import_sklearn() -> None:
     code = (
-        "import sys, paperdesk.resolve.authors, paperdesk.store.works;"
+        "import sys, paperdesk.resolve.authors, paperdesk.resolve.works_run;"
         "print(sorted(m for m in ('sklearn', 'scipy.stats') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -209,7 +209,7 @@ def test_bulk_write_starts_a_large_wal_over(tmp_path: Path, monkeypatch: pytest.
     """A bulk ingest truncates the WAL between transactions once it is large, instead of
     letting it grow as large as the database (its background checkpoints cannot restart it).
     Into a store that holds records already: an empty one loads in rollback mode."""
-    import paperdesk.store.sqlite as sq
+    import paperdesk.store.sqlite.store as sq
 
     src = write_gz(tmp_path / "feed.jsonl.gz", feed_lines(1500))
     seed = write_gz(tmp_path / "seed.jsonl.gz", feed_lines(10, start=1500))
@@ -234,7 +234,7 @@ def test_wal_restart_gives_way_to_a_long_reader(tmp_path: Path, monkeypatch: pyt
     import sqlite3
     import time
 
-    import paperdesk.store.sqlite as sq
+    import paperdesk.store.sqlite.store as sq
 
     db = tmp_path / "p.db"
     with open_store(db) as store:

@@ -374,7 +374,7 @@ def test_copies_of_a_work_join_its_profiles(openreview: LabelledSet, tmp_path: P
 
     from paperdesk.model import Author, SourceRecord
     from paperdesk.normalize import finish
-    from paperdesk.store.works import resolve_works
+    from paperdesk.resolve.works_run import resolve_works
 
     recs = [
         finish(replace(r, doi=f"10.5555/t.{i}"))
@@ -504,7 +504,7 @@ def test_streaming_workers_give_the_serial_run(openreview: LabelledSet, tmp_path
     import paperdesk.resolve.authors_stream as stream
     from paperdesk.model import Author
     from paperdesk.normalize import finish
-    from paperdesk.store.works import resolve_works
+    from paperdesk.resolve.works_run import resolve_works
 
     recs = [
         finish(replace(r, doi=f"10.5555/s.{i}"))

@@ -7,7 +7,6 @@ import functools
 import gzip
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -18,19 +17,17 @@ from paperdesk.model import Author, SourceRecord
 from paperdesk.normalize import finish
 from paperdesk.resolve.pairs import MATCH_THRESHOLD, score
 from paperdesk.resolve.works import cluster_records, identity_keys, make_doc
-from paperdesk.store import open_store
-from paperdesk.store.sqlite import SQLiteStore
-from paperdesk.store.works import (
+from paperdesk.resolve.works_curate import (
     get_work,
     merge_works,
-    resolve_works,
     split_work,
     work_id_for,
     work_ids_for,
 )
-from paperdesk.store.works import (
-    resolve_works as resolve_store,
-)
+from paperdesk.resolve.works_run import resolve_works
+from paperdesk.resolve.works_run import resolve_works as resolve_store
+from paperdesk.store import open_store
+from paperdesk.store.sqlite import SQLiteStore
 
 
 def rec(source: str, sid: str, **kw: object) -> SourceRecord:
@@ -212,9 +209,9 @@ def test_incremental_resolve_keeps_ids_and_merges_leave_redirects(
     store.put_records([pre], origin="list")
     r1 = resolve_works(store)
     assert (r1.records, r1.new_works) == (3, 3)
-    w_arxiv = work_id_for(store.conn, "arxiv:2503.19551")
-    w_pub = work_id_for(store.conn, "mylist:p")
-    w_other = work_id_for(store.conn, "arxiv:2503.19168")
+    w_arxiv = work_id_for(store, "arxiv:2503.19551")
+    w_pub = work_id_for(store, "mylist:p")
+    w_other = work_id_for(store, "arxiv:2503.19168")
     assert len({w_arxiv, w_pub, w_other}) == 3
 
     # A second run with nothing new does nothing and changes no id.
@@ -227,9 +224,9 @@ def test_incremental_resolve_keeps_ids_and_merges_leave_redirects(
     store.put_records([*o.values(), bridge], origin="day2")
     r2 = resolve_works(store)
     assert (r2.records, r2.new_works, r2.by_content, r2.works_merged) == (2, 0, 1, 1)
-    ids = work_ids_for(store.conn, ["arxiv:2503.19551", "openreview:UmUXPXHtdl", "mylist:p"])
+    ids = work_ids_for(store, ["arxiv:2503.19551", "openreview:UmUXPXHtdl", "mylist:p"])
     assert set(ids.values()) == {w_arxiv}
-    assert work_id_for(store.conn, "arxiv:2503.19168") == w_other
+    assert work_id_for(store, "arxiv:2503.19168") == w_other
     assert w_pub is not None
     moved = get_work(store, w_pub)  # the old id still finds the paper
     assert moved["work_id"] == w_arxiv and moved["redirected_from"] == w_pub
@@ -247,8 +244,8 @@ def test_incremental_resolve_keeps_ids_and_merges_leave_redirects(
     # A full re-run re-clusters everything and gives every work its old id back.
     full = resolve_works(store, full=True)
     assert full.records == 5
-    assert work_id_for(store.conn, "openreview:UmUXPXHtdl") == w_arxiv
-    assert work_id_for(store.conn, "arxiv:2503.19168") == w_other
+    assert work_id_for(store, "openreview:UmUXPXHtdl") == w_arxiv
+    assert work_id_for(store, "arxiv:2503.19168") == w_other
     assert get_work(store, w_pub)["work_id"] == w_arxiv
 
 
@@ -257,9 +254,9 @@ def test_curations_survive_incremental_and_full_runs(store: SQLiteStore) -> None
     o = openreview({"UmUXPXHtdl"})
     store.put_records([*f.values(), *o.values()], origin="t")
     resolve_works(store)
-    w = work_id_for(store.conn, "arxiv:2503.19551")
-    other = work_id_for(store.conn, "arxiv:2503.19168")
-    assert w and other and work_id_for(store.conn, "openreview:UmUXPXHtdl") == w
+    w = work_id_for(store, "arxiv:2503.19551")
+    other = work_id_for(store, "arxiv:2503.19168")
+    assert w and other and work_id_for(store, "openreview:UmUXPXHtdl") == w
 
     # A curator says the OpenReview record is another paper, and that the two arXiv
     # papers are one (contrived, but it must stick).
@@ -280,10 +277,10 @@ def test_curations_survive_incremental_and_full_runs(store: SQLiteStore) -> None
             origin=f"again{full}",
         )
         resolve_works(store, full=full)
-        assert work_id_for(store.conn, "openreview:UmUXPXHtdl") == new
-        assert work_id_for(store.conn, f"mylist:copy{full}") == new
-        assert work_id_for(store.conn, "arxiv:2503.19168") == w
-        assert work_id_for(store.conn, "arxiv:2503.19551") == w
+        assert work_id_for(store, "openreview:UmUXPXHtdl") == new
+        assert work_id_for(store, f"mylist:copy{full}") == new
+        assert work_id_for(store, "arxiv:2503.19168") == w
+        assert work_id_for(store, "arxiv:2503.19551") == w
     log = store.conn.execute("SELECT action, who FROM work_curations ORDER BY id").fetchall()
     assert log == [("split", "ada"), ("merge", "bob")]
 
@@ -340,13 +337,13 @@ def test_copies_in_separate_runs_join_when_the_original_bridges_them(
     for r in (short, no_title, paper):
         store.put_records([r], origin=r.key)
         resolve_works(store)
-        ids.append(work_id_for(store.conn, r.key))
+        ids.append(work_id_for(store, r.key))
     a, b, c = ids
     assert a != b  # nothing in common between a main title and an abstract
-    assert c == a and work_id_for(store.conn, "profile:p1") == a
+    assert c == a and work_id_for(store, "profile:p1") == a
     assert get_work(store, b)["work_id"] == a  # the absorbed work redirects
     resolve_works(store, full=True)
-    assert {work_id_for(store.conn, r.key) for r in (short, no_title, paper)} == {a}
+    assert {work_id_for(store, r.key) for r in (short, no_title, paper)} == {a}
     assert get_work(store, b)["work_id"] == a
 
 
@@ -357,8 +354,8 @@ def test_stored_rows_featurise_as_their_full_records(store: SQLiteStore) -> None
     import numpy as np
 
     from paperdesk.resolve.works import make_docs
+    from paperdesk.resolve.works_match import RecordLite
     from paperdesk.store.sqlite import decode_record
-    from paperdesk.store.works import RecordLite
 
     f = feed({"2503.19551", "2503.19168", "2503.11692"})
     o = openreview({"UmUXPXHtdl"})
@@ -407,13 +404,14 @@ def test_stored_candidates_as_counted_one_doc_at_a_time(
 
     import numpy as np
 
-    import paperdesk.store.works as works
+    import paperdesk.resolve.works_match as works
+    from paperdesk.resolve.works_run import fold_lsh
 
     recs = _first_feed(1200)
     # Stored keys in both tables: folded ones and a later day's.
     store.put_records(recs[:600], origin="t")
     resolve_store(store)
-    assert works.fold_lsh(store) > 0
+    assert fold_lsh(store) > 0
     store.put_records(recs[600:1000], origin="t2")
     resolve_store(store)
     assert store.conn.execute("SELECT COUNT(*) FROM work_lsh_day").fetchone()[0] > 0
@@ -446,7 +444,7 @@ def test_stored_candidates_as_counted_one_doc_at_a_time(
                 hits[i].update(found)
     expected = {i: [rw for rw, _ in c.most_common(works.TOP_CANDIDATES)] for i, c in hits.items()}
 
-    got = works._sql_candidates(store.conn, members, batch.tkeys, batch.akeys)
+    got = works.stored_candidates(store.works, members, batch.tkeys, batch.akeys)
     assert got == expected
     assert len(expected) > 300
     cut = [c for c in hits.values() if len(c) > 2]
@@ -490,8 +488,8 @@ def _days(store: SQLiteStore, recs: list[SourceRecord]) -> None:
     resolve_store(store)
     store.put_records([*recs[400:700], *copies(recs[:60], "a")], origin="d2")
     resolve_store(store)
-    w0 = work_id_for(store.conn, recs[0].key)
-    w1 = work_id_for(store.conn, recs[1].key)
+    w0 = work_id_for(store, recs[0].key)
+    w1 = work_id_for(store, recs[1].key)
     assert w0 and w1 and w0 != w1
     merge_works(store, w0, w1, who="ada")
     split_work(store, w0, [recs[1].key], who="bob")
@@ -507,7 +505,7 @@ def test_day_keys_apart_then_folded_decide_as_one_table(
     never fold decide exactly as days that fold before each run (as if one table held
     every key), through curated merges and splits; a fold gives `work_lsh` the same rows
     and rowids either way, and a full re-run starts both tables over."""
-    import paperdesk.store.works as works
+    import paperdesk.resolve.works_run as works
 
     recs = _first_feed(1100)
     kept = open_store(tmp_path / "kept.db")
@@ -527,7 +525,7 @@ def test_day_keys_apart_then_folded_decide_as_one_table(
         " WHERE r.key = ?",
         (recs[1].key,),
     ).fetchall()
-    assert moved == [(int(work_id_for(kept.conn, recs[1].key)[1:]),)]  # type: ignore[index]
+    assert moved == [(int(work_id_for(kept, recs[1].key)[1:]),)]  # type: ignore[index]
 
     rows = "SELECT rowid, * FROM work_lsh ORDER BY rowid"
     assert works.fold_lsh(kept) > 0 and works.fold_lsh(folded) > 0
@@ -564,86 +562,3 @@ def test_store_from_before_the_day_table_resolves_its_next_day(tmp_path: Path) -
     assert _work_tables(old) == _work_tables(new)
     old.close()
     new.close()
-
-
-def test_a_batch_shared_with_a_forked_helper_decides_as_one_process(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A one-process run's batch featurised and scored against the stored works half here
-    and half in a forked helper (`_prepare_split`) decides as one process does, through
-    days with copies, a curated merge and a split; where the helper fails, its part is
-    done here with the same result."""
-    import paperdesk.store.works as works
-
-    recs = _first_feed(1100)
-    monkeypatch.setattr(works, "SPLIT_MIN", 10**9)
-    alone = open_store(tmp_path / "alone.db")
-    _days(alone, recs)
-    expected = _work_tables(alone)
-    alone.close()
-
-    split = works._prepare_split
-    sizes: list[int] = []
-
-    def counted(*args: object) -> works.Prepared:
-        sizes.append(len(args[2]))  # type: ignore[arg-type]
-        return split(*args)  # type: ignore[arg-type]
-
-    def failing(*args: object) -> None:
-        raise RuntimeError("the helper fails")
-
-    monkeypatch.setattr(works, "SPLIT_MIN", 100)
-    monkeypatch.setattr(works, "_prepare_split", counted)
-    for name, share in (("shared.db", 50), ("uneven.db", 23)):
-        monkeypatch.setattr(works, "SPLIT_SHARE", share)
-        s = open_store(tmp_path / name)
-        _days(s, recs)
-        assert _work_tables(s) == expected
-        s.close()
-    assert sizes == [400, 360, 420] * 2  # every day's batch was shared
-    monkeypatch.setattr(works, "_matched_into", failing)
-    s = open_store(tmp_path / "failed.db")
-    _days(s, recs)
-    assert _work_tables(s) == expected
-    assert len(sizes) == 9
-    s.close()
-
-
-def test_beside_runs_once_while_the_helper_works(
-    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """`resolve_works(beside=…)` runs the caller's work once, in this process: while the
-    helper shares a batch (which then keeps a smaller part here), else after the run
-    (nothing to resolve, or a batch too small to share)."""
-    import multiprocessing
-    import os
-
-    import paperdesk.store.works as works
-
-    recs = _first_feed(700)
-    seen: list[tuple[int, bool]] = []
-    split = works._prepare_split
-    matched = works._matched
-
-    def spied(*args: Any) -> works.Prepared:
-        seen.append((-1, False))
-        return split(*args)
-
-    def kept(conn: Any, rows: Any, *args: Any) -> Any:
-        if os.getpid() == me:
-            seen.append((len(rows), False))
-        return matched(conn, rows, *args)
-
-    def beside() -> None:
-        seen.append((os.getpid(), len(multiprocessing.active_children()) > 0))
-
-    me = os.getpid()
-    monkeypatch.setattr(works, "_prepare_split", spied)
-    monkeypatch.setattr(works, "_matched", kept)
-    monkeypatch.setattr(works, "SPLIT_MIN", 350)
-    store.put_records(recs[:300], origin="small")
-    resolve_store(store, beside=beside)  # below SPLIT_MIN
-    resolve_store(store, beside=beside)  # nothing to do
-    store.put_records(recs[300:], origin="day")
-    resolve_store(store, beside=beside)
-    assert seen == [(me, False), (me, False), (-1, False), (me, True), (160, False)]

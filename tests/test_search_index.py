@@ -25,7 +25,6 @@ from paperdesk.search import engine as search_engine
 from paperdesk.search.engine import split_query
 from paperdesk.search.query import parse_query
 from paperdesk.store import open_store
-from paperdesk.store import search as sql
 
 LATEX_LINES = (1570, 3958)  # 1-based: "$\mathbf{Campfire}$", "$\mathrm{MRD}$-based"
 
@@ -68,7 +67,7 @@ def test_index_builds_one_work_per_record_with_vectors(built, feed) -> None:
     store, ix, report = built
     assert report.works_indexed == len(feed) == 202
     assert report.vectors_computed == len(feed)
-    assert sql.count_vectors(store.conn, ix.embedder_name) == len(feed)
+    assert store.search.count_vectors(ix.embedder_name) == len(feed)
     assert len(ix.vectors) == len(feed)
 
 
@@ -213,7 +212,7 @@ def test_incremental_update_and_resume(tmp_path: Path, feed) -> None:
     assert ix.search("quokka", mode="keyword").hits[0].keys == [f"arxiv:{changed['id']}"]
     assert ix.search(f'title:"{json.loads(lines[0])["title"]}"', mode="keyword").total == 0
     # A crash that lost vectors and the ANN file: the next run computes only what is missing.
-    docnos = sql.all_docnos(store.conn)[:7]
+    docnos = store.search.all_docnos()[:7]
     store.conn.executemany("DELETE FROM search_vectors WHERE docno = ?", [(d,) for d in docnos])
     (ix.path / "vectors.usearch").unlink()
     r3 = update_index(store, show_progress=False)
@@ -260,7 +259,7 @@ def test_interrupted_run_releases_the_writer_and_the_next_run_finishes(
 
 def test_ann_recall_against_exact(built) -> None:
     store, ix, _ = built
-    keys, mats = zip(*sql.iter_vectors(store.conn, ix.embedder_name), strict=True)
+    keys, mats = zip(*store.search.iter_vectors(ix.embedder_name), strict=True)
     k = np.concatenate(keys)
     m = np.vstack(mats)
     hits = 0
@@ -308,7 +307,7 @@ def test_cli(built, tmp_path: Path, feed) -> None:
 def test_results_are_works_after_resolve(tmp_path: Path) -> None:
     """After resolve, documents are works (`W<n>` with their record keys); the records'
     own documents from before are removed, and their vectors are reused by text hash."""
-    from paperdesk.store.works import resolve_works
+    from paperdesk.resolve.works_run import resolve_works
 
     lines = _feed_lines()[:30]
     store = open_store(tmp_path / "w.db")
@@ -324,7 +323,7 @@ def test_results_are_works_after_resolve(tmp_path: Path) -> None:
     assert res.total == 1
     hit = res.hits[0]
     assert hit.work_id.startswith("W") and hit.keys == [f"arxiv:{d['id']}"]
-    assert sql.count_docs(store.conn) == 30 and len(ix.vectors) == 30
+    assert store.search.count_docs() == 30 and len(ix.vectors) == 30
     assert ix.similar(hit.work_id, limit=3).hits
     store.close()
 

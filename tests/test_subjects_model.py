@@ -19,9 +19,9 @@ from click.testing import CliRunner
 from conftest import shared_file
 from paperdesk.cli import main
 from paperdesk.ingest import ingest_paths
-from paperdesk.store.subjects import classify, subject_counts, work_subjects
-from paperdesk.store.works import resolve_works
+from paperdesk.resolve.works_run import resolve_works
 from paperdesk.subjects.classifier import SubjectModel, TrainConfig, train
+from paperdesk.subjects.classify import classify, subject_counts, work_subjects
 from paperdesk.subjects.feed import Example, read_feed, time_split
 from paperdesk.subjects.training import evaluate
 

@@ -15,9 +15,9 @@ from starlette.testclient import TestClient
 from conftest import shared_file
 from paperdesk.ingest import ingest_paths
 from paperdesk.resolve.authors import resolve_authors
+from paperdesk.resolve.works_run import resolve_works
 from paperdesk.search.indexer import update_index
 from paperdesk.store import curators, open_store
-from paperdesk.store.works import resolve_works
 from paperdesk.subjects import taxonomy
 from paperdesk.web.app import WebSettings, create_app
 

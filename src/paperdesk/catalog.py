@@ -30,12 +30,12 @@ def predicted_subjects(
 ) -> dict[str, list[dict[str, Any]]]:
     """Classifier subjects (from `paperdesk classify`) of the works whose records came with
     none, marked `predicted` with their probability; source subjects always win."""
-    from paperdesk.store.subjects import merge_subjects, record_subjects
+    from paperdesk.subjects.classify import merge_subjects
 
     need = {w: recs for w, recs in records.items() if not any(r.categories for r in recs)}
     if not need:
         return {}
-    per = record_subjects(store.conn, [r.key for recs in need.values() for r in recs])
+    per = store.subjects.of_records([r.key for recs in need.values() for r in recs])
     tax = taxonomy.load()
     out: dict[str, list[dict[str, Any]]] = {}
     for wid, recs in need.items():
@@ -205,9 +205,9 @@ def paper(store: SQLiteStore, work_id: str) -> dict[str, Any]:
     if not re.match(r"^(W\d{1,12}|[a-z0-9][\w.-]{0,40}:\S{1,300})$", asked):
         raise NotFoundError(f"no paper {asked[:40]!r} (ids look like W123)")
     if ":" in asked:  # a record key: its work once resolved, else the record alone
-        from paperdesk.store.works import work_id_for
+        from paperdesk.resolve.works_curate import work_id_for
 
-        asked = work_id_for(conn, asked) or asked
+        asked = work_id_for(store, asked) or asked
     wid = q.follow_work(conn, asked)
     records = q.work_records(conn, [wid])[wid]
     if not records:

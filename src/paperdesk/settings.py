@@ -99,9 +99,9 @@ def _cpus() -> int:
 
 
 # -- the store --
-DB: Setting[Path | None] = Setting(
-    "db", Path, _none, "`$XDG_DATA_HOME/paperdesk/paperdesk.db` (~/.local/share/…)",
-    "the SQLite database file (`--db` overrides)",
+DB: Setting[str | None] = Setting(
+    "db", str, _none, "`$XDG_DATA_HOME/paperdesk/paperdesk.db` (~/.local/share/…)",
+    "the SQLite database file or URL (`--db` overrides)",
 )
 
 # -- running --

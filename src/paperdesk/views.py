@@ -11,9 +11,8 @@ import base64
 from typing import Any
 
 from paperdesk.model import SourceRecord
+from paperdesk.resolve.works_curate import work_id_for
 from paperdesk.store import authors as author_db
-from paperdesk.store import subjects as subject_db
-from paperdesk.store import works as work_db
 from paperdesk.store.sqlite import SQLiteStore
 
 
@@ -22,12 +21,12 @@ def record_json(store: SQLiteStore, rec: SourceRecord, payloads: bool = False) -
     conn = store.conn
     data = rec.to_dict()
     key = rec.key
-    data["work_id"] = work_db.work_id_for(conn, key)
+    data["work_id"] = work_id_for(store, key)
     ids = {a["position"]: a["author_id"] for a in author_db.record_authors(conn, key)}
     for pos, author in enumerate(data["authors"]):
         author["author_id"] = ids.get(pos)
-    data["subjects"] = subject_db.record_subjects(conn, [key]).get(key, [])
-    data["classification_codes"] = subject_db.record_codes(conn, key)
+    data["subjects"] = store.subjects.of_records([key]).get(key, [])
+    data["classification_codes"] = store.subjects.codes_of(key)
     if payloads:
         out = []
         for p in store.record_payloads(key):

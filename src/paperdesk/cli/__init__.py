@@ -32,7 +32,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 class Ctx:
     """What the group passes to every command: the db path, opened lazily."""
 
-    def __init__(self, db: Path):
+    def __init__(self, db: str | Path):
         self.db = db
         self._store: SQLiteStore | None = None
 
@@ -126,14 +126,15 @@ class _Areas(click.Group):
 @click.group(cls=_Areas, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--db",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(dir_okay=False),
     envvar=settings.DB.env,
     default=None,
-    help="SQLite database file (env PAPERDESK_DB; default ~/.local/share/paperdesk/paperdesk.db).",
+    help="SQLite database file or URL (env PAPERDESK_DB; default"
+    " ~/.local/share/paperdesk/paperdesk.db).",
 )
 @click.version_option(__version__, prog_name="paperdesk")
 @click.pass_context
-def main(ctx: click.Context, db: Path | None) -> None:
+def main(ctx: click.Context, db: str | None) -> None:
     """paperdesk: a self-hosted index of research papers."""
     obj = Ctx(db or default_db_path())
     ctx.obj = obj

@@ -15,8 +15,8 @@ from paperdesk.cli import Ctx, emit_json, emit_jsonl, handle_errors, main, pass_
 # `subjects W12` routes to `subjects show W12`, exactly as `work W12` does.
 from paperdesk.cli.works import _WorkGroup as ShowByDefault
 from paperdesk.errors import PaperdeskError
-from paperdesk.store.subjects import classify as classify_store
-from paperdesk.store.subjects import subject_counts, work_subjects
+from paperdesk.subjects.classify import classify as classify_store
+from paperdesk.subjects.classify import subject_counts, work_subjects
 from paperdesk.subjects.taxonomy import load as load_taxonomy
 
 DEFAULT_FEED = Path("../shared/data/arxiv/daily-feed-2025-03-to-2026-04.jsonl.gz")

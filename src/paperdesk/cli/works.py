@@ -9,13 +9,8 @@ from typing import Any
 import click
 
 from paperdesk.cli import Ctx, emit_json, handle_errors, main, pass_ctx
-from paperdesk.store.works import (
-    get_work,
-    list_curations,
-    merge_works,
-    resolve_works,
-    split_work,
-)
+from paperdesk.resolve.works_curate import get_work, list_curations, merge_works, split_work
+from paperdesk.resolve.works_run import resolve_works
 
 
 def _who() -> str:
@@ -23,16 +18,6 @@ def _who() -> str:
         return getpass.getuser()
     except Exception:  # no user name in some containers
         return "unknown"
-
-
-def _author_stage_loaded() -> None:
-    """Import the author stage and load its pair model and name variants (all cached for
-    the process): run by the works stage while its helper shares a day's batch, so that the
-    ~0.2 s these take (scipy's import most of it) are not spent between the two stages."""
-    from paperdesk.resolve.authors import default_model, variant_pairs
-
-    default_model()
-    variant_pairs()
 
 
 @main.command()
@@ -45,8 +30,7 @@ def _author_stage_loaded() -> None:
 def resolve(ctx: Ctx, full: bool, works_only: bool, no_index: bool, as_json: bool) -> None:
     """Group new records into works (and authors into profiles), incrementally; then
     bring the search index up to date with the new and changed works."""
-    beside = None if works_only else _author_stage_loaded
-    report: dict[str, Any] = {"works": resolve_works(ctx.store, full=full, beside=beside).to_dict()}
+    report: dict[str, Any] = {"works": resolve_works(ctx.store, full=full).to_dict()}
     if not works_only:
         from paperdesk.resolve.authors import resolve_authors
 

@@ -48,9 +48,9 @@ from paperdesk.resolve.authors_units import (
     rank_of,
     stored_units,
 )
+from paperdesk.resolve.works_curate import work_ids_for
 from paperdesk.store import authors as db
 from paperdesk.store.sqlite import SQLiteStore
-from paperdesk.store.works import work_ids_for
 
 CHECKPOINT = "authors"
 
@@ -183,7 +183,7 @@ def _stage_new(store: SQLiteStore, since: int, solo: set[str]) -> tuple[UnitBuil
     batch: list[tuple[str, bytes]] = []
 
     def flush() -> None:
-        works = work_of if full else work_ids_for(conn, [k for k, _ in batch])
+        works = work_of if full else work_ids_for(store, [k for k, _ in batch])
         rows: list[StageRow] = []
         for key, data in batch:
             rows.extend(builder.add(key, data, works.get(key)))
@@ -266,7 +266,7 @@ def _context(
     reps: list[str] = []
     if recluster:
         rows = [r for r in db.signatures_in_blocks(conn, recluster) if r.record_key not in changed]
-        work_of = work_ids_for(conn, sorted({r.record_key for r in rows}))
+        work_of = work_ids_for(store, sorted({r.record_key for r in rows}))
         stored = stored_units(
             ((r.record_key, r.sig_id, r.position, r.block, r.given, r.author_id) for r in rows),
             work_of,
@@ -853,7 +853,7 @@ def _expand_works(store: SQLiteStore, items: Sequence[str]) -> set[str]:
                 keys.add(part)
                 continue
             try:
-                from paperdesk.store.works import get_work
+                from paperdesk.resolve.works_curate import get_work
 
                 keys.update(r["key"] for r in get_work(store, part)["records"])
             except (ImportError, NotFoundError, ValueError) as exc:

@@ -41,9 +41,9 @@ def original_link(rec: SourceRecord) -> str | None:
 def _work_ids(store: SQLiteStore, keys: list[str]) -> dict[str, str]:
     """Work ids of the records (those resolved so far; the tables always exist, since
     every store is migrated when opened)."""
-    from paperdesk.store.works import work_ids_for
+    from paperdesk.resolve.works_curate import work_ids_for
 
-    return work_ids_for(store.conn, keys)
+    return work_ids_for(store, keys)
 
 
 def profile(store: SQLiteStore, author_id: str, *, max_works: int | None = None) -> dict[str, Any]:

@@ -13,7 +13,7 @@ reduced to what matching needs):
    a curator split; curated merges always join.
 
 `cluster_records` runs all three over a list of records (pure: no store); the store-backed
-incremental run lives in `paperdesk.store.works` and reuses these same functions.
+incremental run lives in `paperdesk.resolve.works_run` and reuses these same functions.
 """
 
 from __future__ import annotations
@@ -143,7 +143,7 @@ class AuthorView(Protocol):
 
 class RecordView(Protocol):
     """What the matcher reads of a record: a `SourceRecord`, or a light view of a stored
-    one (`paperdesk.store.works.RecordLite`: decoding full records cost more than
+    one (`paperdesk.resolve.works_match.RecordLite`: decoding full records cost more than
     featurising them)."""
 
     @property
@@ -413,7 +413,7 @@ def cluster_records(
     """Group records into works: lists of indexes into `records`, one list per work.
 
     Pure function (no store): the benchmark and tests call it directly; the incremental
-    store-backed run (`paperdesk.store.works.resolve_works`) uses the same stages.
+    store-backed run (`paperdesk.resolve.works_run.resolve_works`) uses the same stages.
     """
     from paperdesk.resolve.cluster import Clusterer
     from paperdesk.resolve.pairs import MATCH_THRESHOLD, candidate_scores

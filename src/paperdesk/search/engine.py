@@ -2,7 +2,7 @@
 
 Files: `<db>.index/keyword/` (tantivy), `<db>.index/vectors.usearch` (HNSW) and
 `<db>.index/meta.json`; the docno ↔ work mapping and the vectors themselves live in the
-database (`paperdesk.store.search`), so the files can always be rebuilt (`reindex`).
+database (`paperdesk.store.sqlite.search`, `store.search`), so the files can always be rebuilt (`reindex`).
 `update_index(store)` keeps them current incrementally (see `paperdesk.search.indexer`).
 """
 
@@ -22,7 +22,6 @@ from paperdesk.search.embed import DEFAULT_EMBEDDER, Embedder, make_embedder
 from paperdesk.search.keyword import KeywordIndex
 from paperdesk.search.query import Bool, Node, Phrase, Term, free_text_query, parse_query
 from paperdesk.search.vectors import VectorIndex
-from paperdesk.store import search as sql
 from paperdesk.store.sqlite import SQLiteStore
 
 Mode = Literal["keyword", "semantic", "hybrid"]
@@ -162,10 +161,10 @@ class SearchIndex:
         """The ANN index, rebuilt from the stored vectors when the file is missing or stale."""
         if self._vectors is None:
             v = VectorIndex(self.path / "vectors.usearch", self.embedder.dim)
-            stored = sql.count_vectors(self.store.conn, self.embedder_name)
+            stored = self.store.search.count_vectors(self.embedder_name)
             if len(v) != stored:
                 v.clear()
-                for keys, mat in sql.iter_vectors(self.store.conn, self.embedder_name):
+                for keys, mat in self.store.search.iter_vectors(self.embedder_name):
                     v.add(keys, mat)
                 v.save()
             self._vectors = v
@@ -389,7 +388,7 @@ class SearchIndex:
         """Works nearest to a work's vector, optionally restricted by year and subject and
         re-sorted by recency."""
         t0 = time.perf_counter()
-        docno = sql.docno_of(self.store.conn, work_id)
+        docno = self.store.search.docno_of(work_id)
         if docno is None:
             raise NotFoundError(f"work {work_id} is not in the search index (run `paperdesk reindex`?)")
         v = self.vectors.get([docno])[0]

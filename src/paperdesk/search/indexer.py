@@ -29,7 +29,6 @@ from paperdesk.progress import progress
 from paperdesk.search.document import SearchDoc, doc_from_records, index_text
 from paperdesk.search.embed import content_hash, doc_text
 from paperdesk.search.engine import SearchIndex, index_dir
-from paperdesk.store import search as sql
 from paperdesk.store.sqlite import SQLiteStore
 
 CHECKPOINT = "search.seq"
@@ -56,9 +55,9 @@ def works_of(store: SQLiteStore, records: Sequence[SourceRecord]) -> dict[str, l
     """Group records into works with all their members: resolved records under their
     work id (`W<n>`, every record of that work fetched), the rest as works of their own
     (work id = record key) until resolve runs."""
-    if not sql.has_works(store.conn):
+    if not store.search.has_works():
         return {r.key: [r] for r in records}
-    members = sql.work_members(store.conn, [r.key for r in records])
+    members = store.search.work_members([r.key for r in records])
     resolved = {k for ks in members.values() for k in ks}
     have = {r.key: r for r in records}
     missing = [k for k in resolved if k not in have]
@@ -90,15 +89,15 @@ def _changed_batches(store: SQLiteStore, after_seq: int, size: int) -> Iterator[
 
 
 def _index_keyword(ix: SearchIndex, docs: list[SearchDoc], report: IndexReport) -> None:
-    conn = ix.store.conn
-    known = sql.doc_hashes(conn, [d.work_id for d in docs])
+    repo = ix.store.search
+    known = repo.doc_hashes([d.work_id for d in docs])
     hashed = [(d, d.content_hash()) for d in docs]
     changed = [(d, h) for d, h in hashed if known.get(d.work_id, (0, ""))[1] != h]
     report.works_unchanged += len(docs) - len(changed)
     if not changed:
         return
     with ix.store.transaction():
-        docnos = sql.upsert_docs(conn, [(d.work_id, "pending:" + h) for d, h in changed])
+        docnos = repo.upsert_docs([(d.work_id, "pending:" + h) for d, h in changed])
     kw = ix.keyword
     for d, _ in changed:
         n = docnos[d.work_id]
@@ -107,16 +106,16 @@ def _index_keyword(ix: SearchIndex, docs: list[SearchDoc], report: IndexReport) 
         kw.add(n, d)
     kw.commit()
     name = ix.embedder_name
-    have = sql.vector_hashes(conn, name, [docnos[d.work_id] for d, _ in changed])
+    have = repo.vector_hashes(name, [docnos[d.work_id] for d, _ in changed])
     with ix.store.transaction():
-        sql.upsert_docs(conn, [(d.work_id, h) for d, h in changed])
+        repo.upsert_docs([(d.work_id, h) for d, h in changed])
         stale = [
             docnos[d.work_id]
             for d, _ in changed
             if docnos[d.work_id] in have
             and have[docnos[d.work_id]] != content_hash(embed_text(index_text(d.title), index_text(d.abstract)), name)
         ]
-        conn.executemany("DELETE FROM search_vectors WHERE docno = ?", [(s,) for s in stale])
+        repo.delete_vectors(stale)
     report.works_indexed += len(changed)
 
 
@@ -132,8 +131,8 @@ def _bar(show: bool, **kw: Any) -> Any:
 
 
 def _missing_vectors(ix: SearchIndex) -> list[int]:
-    have = sql.vector_hashes(ix.store.conn, ix.embedder_name)
-    return [d for d in sql.all_docnos(ix.store.conn) if d not in have]
+    have = ix.store.search.vector_hashes(ix.embedder_name)
+    return [d for d in ix.store.search.all_docnos() if d not in have]
 
 
 def _embed(ix: SearchIndex, report: IndexReport, show: bool) -> None:
@@ -141,7 +140,7 @@ def _embed(ix: SearchIndex, report: IndexReport, show: bool) -> None:
     if not missing:
         return
     vec = ix.vectors
-    conn = ix.store.conn
+    repo = ix.store.search
     name = ix.embedder_name
     with _bar(show, total=len(missing), desc="embedding", unit="work") as bar:
         for i in range(0, len(missing), EMBED_BATCH):
@@ -156,7 +155,7 @@ def _embed(ix: SearchIndex, report: IndexReport, show: bool) -> None:
                 keys.append(d)
                 texts.append(t)
                 hashes.append(content_hash(t, name))
-            reuse = sql.vectors_by_hash(conn, hashes)
+            reuse = repo.vectors_by_hash(hashes)
             todo = [j for j, h in enumerate(hashes) if h not in reuse]
             mat = np.zeros((len(keys), ix.embedder.dim), dtype=np.float32)
             if todo:
@@ -165,7 +164,7 @@ def _embed(ix: SearchIndex, report: IndexReport, show: bool) -> None:
                 if h in reuse:
                     mat[j] = reuse[h]
             with ix.store.transaction():
-                sql.put_vectors(conn, name, zip(keys, hashes, mat, strict=True))
+                repo.put_vectors(name, zip(keys, hashes, mat, strict=True))
             vec.add(np.asarray(keys, dtype=np.uint64), mat)
             report.vectors_computed += len(todo)
             report.vectors_reused += len(keys) - len(todo)
@@ -179,7 +178,7 @@ def _works_changes(ix: SearchIndex, report: IndexReport) -> None:
     """Works merged, split or curated since the last run, and documents left orphaned."""
     store = ix.store
     stamp = str(store.get_checkpoint(WORKS_CHECKPOINT) or "")
-    keys, newest = sql.works_updated_after(store.conn, stamp)
+    keys, newest = store.search.works_updated_after(stamp)
     for i in range(0, len(keys), KEYWORD_BATCH):
         recs = list(store.get_records(keys[i : i + KEYWORD_BATCH]).values())
         docs = [doc_from_records(w, rs) for w, rs in works_of(store, recs).items()]
@@ -192,13 +191,13 @@ def _remove_orphans(ix: SearchIndex, report: IndexReport) -> None:
     """Drop documents of works merged away (after embedding, so their vectors could be
     reused by the surviving works with the same text)."""
     store = ix.store
-    orphans = sql.orphan_docnos(store.conn)
+    orphans = store.search.orphan_docnos()
     if orphans:
         for d in orphans:
             ix.keyword.delete(d)
         ix.keyword.commit()
         with store.transaction():
-            sql.delete_docs(store.conn, orphans)
+            store.search.delete_docs(orphans)
         ix.vectors.remove(orphans)
         ix.vectors.save()
         report.works_removed += len(orphans)
@@ -228,7 +227,7 @@ def update_index(
         ix.write_meta(embedder=ix.embedder_name)
         if embed and ix.semantic_available():
             _embed(ix, report, show_progress)
-        if sql.has_works(store.conn):
+        if store.search.has_works():
             _remove_orphans(ix, report)
         ix.keyword.close()
     except BaseException:
@@ -242,7 +241,7 @@ def _keyword_phase(ix: SearchIndex, report: IndexReport, show_progress: bool) ->
     """Records changed since the checkpoint, then works changed by resolve, into tantivy."""
     store = ix.store
     after = int(store.get_checkpoint(CHECKPOINT) or 0)
-    total = store.conn.execute("SELECT count(*) FROM records WHERE seq > ?", (after,)).fetchone()[0]
+    total = store.count_changed(after)
     with _bar(show_progress, total=total, desc="indexing", unit="record") as bar:
         for last, recs in _changed_batches(store, after, KEYWORD_BATCH):
             works = works_of(store, recs)
@@ -251,7 +250,7 @@ def _keyword_phase(ix: SearchIndex, report: IndexReport, show_progress: bool) ->
             _index_keyword(ix, docs, report)
             store.set_checkpoint(CHECKPOINT, last)
             bar.update(len(recs))
-    if sql.has_works(store.conn):
+    if store.search.has_works():
         _works_changes(ix, report)
 
 
@@ -266,7 +265,7 @@ def reindex(
     if path.exists():
         shutil.rmtree(path)
     with store.transaction():
-        sql.reset_hashes(store.conn)
+        store.search.reset_hashes()
     store.set_checkpoint(CHECKPOINT, 0)
     store.set_checkpoint(WORKS_CHECKPOINT, "")
     return update_index(store, embed=embed, show_progress=show_progress, embedder=embedder)

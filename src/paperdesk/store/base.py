@@ -1,16 +1,29 @@
-"""The narrow interface every store backend implements (SQLite now, PostgreSQL later).
+"""The store interface: what the stages, the CLI and the web layer may rely on.
 
-Nothing outside `paperdesk.store` writes SQL; sources, resolution, search and web code call
-these methods only, so a backend can be swapped without touching them.
+Every backend implements `Store` (SQLite in `store/sqlite/`; PostgreSQL next, issue 17).
+A store has one writer and hands out repositories, one per aggregate; they take and
+return plain values and the dataclasses below, never connections or cursors. Writes
+happen inside `store.transaction()` (explicit, one per batch, nested use joins the outer
+one); `store.reader()` gives a read-only view of the same repositories on a connection of
+its own. Nothing above this interface writes SQL. See docs/architecture.md.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
+import numpy as np
+
 from paperdesk.model import SourceRecord
+
+
+def now() -> str:
+    """The UTC time stamp every backend stores (`2026-12-01T23:04:10Z`)."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass
@@ -34,10 +47,286 @@ class Reject:
     snippet: str = ""
 
 
+@dataclass
+class WorkRecordRow:
+    """One record of a work as a work page shows it."""
+
+    key: str
+    how: str
+    score: float | None
+    data: bytes
+    """The record's stored document (`paperdesk.store.codec.decode_record`)."""
+
+
+@dataclass
+class CurationRow:
+    """One entry of the works' curation log."""
+
+    id: int
+    action: str
+    work_a: int
+    work_b: int | None
+    records: dict[str, list[str]]
+    who: str
+    note: str | None
+    at: str
+
+
+class WorkRepository(Protocol):
+    """Works, their records and identifiers, redirects, curations and the LSH band keys
+    the works resolver keeps. Records are named by key, or by the integer row id the
+    records repository gave them; works by their integer id (`W<id>` for users)."""
+
+    def redirect_of(self, work_id: int) -> int | None:
+        ...
+
+    def redirects(self) -> dict[int, int]:
+        ...
+
+    def work_of(self, key: str) -> int | None:
+        ...
+
+    def works_of(self, keys: Sequence[str]) -> dict[str, int]:
+        """key → work id for the keys already resolved."""
+        ...
+
+    def assignment(self) -> dict[str, int]:
+        """Every resolved record's work."""
+        ...
+
+    def exists(self, work_id: int) -> bool:
+        ...
+
+    def members(self, work_id: int) -> list[str]:
+        """The work's record keys, sorted."""
+        ...
+
+    def members_unordered(self, work_id: int) -> list[str]:
+        ...
+
+    def members_in_record_order(self, work_id: int) -> list[str]:
+        """The work's record keys in the order the records were stored."""
+        ...
+
+    def keys_of(self, work_ids: Iterable[int]) -> dict[int, dict[str, set[str]]]:
+        """work → identifier kind → values."""
+        ...
+
+    def registry(self, idents: Sequence[tuple[str, str]]) -> dict[tuple[str, str], int]:
+        """(kind, value) → work for the identifiers already registered."""
+        ...
+
+    def constraints(self, keys: Sequence[str]) -> list[tuple[str, str, str]]:
+        """Curated (key_a, key_b, must|cannot) pairs naming any of `keys`."""
+        ...
+
+    def flags(self, work_ids: Iterable[int]) -> dict[int, list[bool]]:
+        """work → [title indexed, abstract indexed]."""
+        ...
+
+    def identifiers(self, work_id: int) -> list[tuple[str, str]]:
+        ...
+
+    def merged_from(self, work_id: int) -> list[int]:
+        ...
+
+    def record_rows(self, work_id: int) -> list[WorkRecordRow]:
+        """The work's records, oldest year first, then in stored order."""
+        ...
+
+    def record_data(self, keys: Sequence[str]) -> list[bytes]:
+        """The stored documents of the records `keys` (in no particular order)."""
+        ...
+
+    def curations(self) -> list[CurationRow]:
+        ...
+
+    def count_changed(self, after_seq: int) -> int:
+        ...
+
+    def changed_rows(self, after_seq: int, batch: int) -> Iterator[list[tuple[int, int, bytes]]]:
+        """Batches of (rowid, seq, stored document) changed after `after_seq`, in seq order."""
+        ...
+
+    def max_redirect_id(self) -> int:
+        ...
+
+    def first_new_id(self, base: int) -> int:
+        """The id the next new work gets: above every work and redirected id (above `base`
+        during a full run, whose ids are renumbered at its end)."""
+        ...
+
+    def day_rows(self) -> int:
+        """About how many rows `work_lsh_day` holds (its largest rowid: rows are only
+        appended, and a fold empties the table, so rowids start again from 1)."""
+        ...
+
+    def lsh_all(self) -> np.ndarray:
+        """Every stored band key row as (band key, record rowid, work), int64 (n, 3)."""
+        ...
+
+    def lsh_rows(self, keys: Sequence[int]) -> np.ndarray:
+        """The stored rows of the band keys `keys` as (stored order, band key, record rowid,
+        work), int64 (n, 4), in no particular order: the order numbers rank folded rows
+        before the day's."""
+        ...
+
+    def docs(self, rowids: Sequence[int]) -> Iterator[tuple[int, bytes]]:
+        """(record rowid, packed features) kept for the indexed records among `rowids`."""
+        ...
+
+    def docs_missing(self) -> list[int]:
+        """Indexed record rowids of a store resolved before `work_docs` existed (empty when
+        the table has rows, or nothing is indexed)."""
+        ...
+
+    def record_data_by_rowid(self, rowids: Sequence[int]) -> list[tuple[int, bytes]]:
+        ...
+
+    def clear(self) -> None:
+        """Empty the derived works tables (a full run rebuilds them)."""
+        ...
+
+    def fold_lsh(self) -> int:
+        """Move the rows of `work_lsh_day` into `work_lsh` in their order; the number moved.
+        `work_lsh` gets the rows (and rowids) it would have had, had they been written there."""
+        ...
+
+    def add_works(self, ids: Sequence[int], stamp: str) -> None:
+        ...
+
+    def new_work(self) -> int:
+        """A new empty work with the next id."""
+        ...
+
+    def set_flags(self, rows: Sequence[tuple[int, bool, bool]], stamp: str) -> None:
+        """(work, title indexed, abstract indexed) for each touched work."""
+        ...
+
+    def put_records(self, rows: Sequence[tuple[str, int, str, float | None]]) -> None:
+        """(record key, work, how it joined, score): insert or move."""
+        ...
+
+    def add_keys(self, rows: Sequence[tuple[str, str, int]]) -> None:
+        """(kind, value, work): identifiers registered for their first work."""
+        ...
+
+    def put_docs(self, rows: Sequence[tuple[int, bytes]]) -> None:
+        ...
+
+    def add_lsh(self, rows: np.ndarray, *, day: bool) -> None:
+        """(band key, record rowid, work) rows, into the day's table or the folded one."""
+        ...
+
+    def merge(self, old: int, new: int, reason: str) -> None:
+        """Move everything of work `old` into `new` and leave a redirect."""
+        ...
+
+    def add_redirects(self, rows: Sequence[tuple[int, int, str]]) -> None:
+        ...
+
+    def max_redirect_below(self, base: int) -> int:
+        ...
+
+    def renumber(self, remap: dict[int, int], base: int) -> None:
+        """After a full run: the works numbered from `base` get their final ids (`remap`),
+        and redirects made between temporary ids point at final ids."""
+        ...
+
+    def finish_renumber(self, base: int) -> None:
+        ...
+
+    def log_curation(
+        self,
+        action: str,
+        a: int,
+        b: int | None,
+        records: dict[str, list[str]],
+        who: str,
+        note: str | None,
+    ) -> int:
+        ...
+
+    def set_curation_work_b(self, cid: int, work: int) -> None:
+        ...
+
+    def constrain(self, pairs: Iterable[tuple[str, str, str]], cid: int) -> None:
+        """Record (key, key, must|cannot) constraints of curation `cid`; each overrides the
+        opposite one between the same two records."""
+        ...
+
+    def drop_cannot(self, a: str, b: str) -> None:
+        ...
+
+    def mark_curated(self, work_id: int) -> None:
+        ...
+
+    def move_records(self, keys: Sequence[str], work_id: int) -> None:
+        """The records `keys` (and their band keys) to `work_id`, marked curated."""
+        ...
+
+    def move_key(self, kind: str, value: str, work_id: int) -> None:
+        ...
+
+    def mark_indexed(self, work_id: int) -> None:
+        """Never index band keys for this work (a split-off work: its records keep theirs)."""
+        ...
+
+
+class SubjectRepository(Protocol):
+    """Subjects per record (given by the source or predicted) and classification codes."""
+
+    def pending(self, upto_seq: int) -> Iterator[tuple[int, SourceRecord]]:
+        """Records up to `upto_seq` without a classification state (left by a run
+        without a model)."""
+        ...
+
+    def replace(
+        self,
+        keys: Sequence[str],
+        subjects: Sequence[tuple[str, int, str, int, float | None, float | None]],
+        codes: Sequence[tuple[str, int, str, str]],
+        states: Sequence[tuple[str, str | None, str]],
+    ) -> None:
+        """The subjects and codes of records `keys` replaced by the rows given."""
+        ...
+
+    def of_records(self, keys: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+        """Each record's subjects in rank order: `{subject, predicted[, probability,
+        primary_probability]}`."""
+        ...
+
+    def codes_of(self, key: str) -> list[dict[str, str]]:
+        ...
+
+    def count_classified(self, keys: Sequence[str]) -> int:
+        ...
+
+    def all_rows(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(record key, subject entry) of every record, by key and rank."""
+        ...
+
+
 class Store(Protocol):
+    """One store: a writer, its repositories, checkpoints and the records' own methods."""
+
     path: str
 
+    @property
+    def works(self) -> WorkRepository: ...
+
+    @property
+    def subjects(self) -> SubjectRepository: ...
+
     def close(self) -> None: ...
+
+    def transaction(self) -> AbstractContextManager[Any]:
+        """One write transaction (nested use joins the outer one)."""
+        ...
+
+    def reader(self) -> AbstractContextManager[Store]:
+        """A read-only view of this store on a connection of its own."""
+        ...
 
     # -- source records --
     def known_payloads(self, pairs: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
@@ -62,20 +351,30 @@ class Store(Protocol):
         """The record `SOURCE:ID`; raises NotFoundError."""
         ...
 
+    def get_records(self, keys: Sequence[str]) -> dict[str, SourceRecord]: ...
+
     def iter_records(
         self, source: str | None = None, *, after_rowid: int = 0, limit: int | None = None
     ) -> Iterator[tuple[int, SourceRecord]]:
         """(rowid, record) in insertion order; `after_rowid` lets stages resume incrementally."""
         ...
 
+    def iter_changed(self, after_seq: int) -> Iterator[tuple[int, SourceRecord]]:
+        """(seq, record) for records inserted or changed after `after_seq`, in seq order."""
+        ...
+
     def record_payloads(self, key: str) -> list[dict[str, Any]]:
         """Every raw payload received for a record: format, origin, received_at, body."""
         ...
 
+    def count_records(self, source: str | None = None) -> int: ...
+
     # -- bookkeeping --
     def get_checkpoint(self, name: str) -> Any | None: ...
 
-    def set_checkpoint(self, name: str, value: Any) -> None: ...
+    def set_checkpoint(self, name: str, value: Any) -> None:
+        """Inside a caller's transaction it commits with it."""
+        ...
 
     def add_rejects(self, rejects: Iterable[Reject]) -> None: ...
 

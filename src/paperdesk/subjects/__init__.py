@@ -2,5 +2,6 @@
 (`feed`), the classifier that predicts subjects for records that come without them
 (`classifier`), and its training and evaluation (`training`).
 
-Storing subjects per record and deriving them per work is `paperdesk.store.subjects`.
+The classify stage (subjects per record, derived per work) is `classify`; its tables are
+`paperdesk.store.sqlite.subjects`.
 """

@@ -79,7 +79,7 @@ def register(app: FastAPI) -> None:
     @app.post("/papers/{work_id}/merge", include_in_schema=False)
     @app.post("/api/papers/{work_id}/merge", summary="Curate: merge another work into this one")
     async def work_merge(request: Request, work_id: str) -> Response:
-        from paperdesk.store.works import merge_works
+        from paperdesk.resolve.works_curate import merge_works
 
         who = await auth.require_curator(request)
         other = await _field(request, "other")
@@ -89,7 +89,7 @@ def register(app: FastAPI) -> None:
     @app.post("/papers/{work_id}/split", include_in_schema=False)
     @app.post("/api/papers/{work_id}/split", summary="Curate: move records to a new work")
     async def work_split(request: Request, work_id: str) -> Response:
-        from paperdesk.store.works import split_work
+        from paperdesk.resolve.works_curate import split_work
 
         who = await auth.require_curator(request)
         keys = [k for k in _SPLIT.split(await _field(request, "records")) if k]

@@ -2,5 +2,5 @@
 -- records against stored candidates without re-reading and re-normalising them.
 CREATE TABLE work_docs (
     record_rowid INTEGER PRIMARY KEY,
-    doc BLOB NOT NULL                      -- paperdesk.store.works.pack_doc
+    doc BLOB NOT NULL                      -- paperdesk.resolve.works_match.pack_doc
 );

@@ -4,7 +4,7 @@
 -- the 4,970 pages the works stage wrote). Appended here, they fill a small index instead;
 -- readers take both tables (this one's rows after `work_lsh`'s, in rowid order), and a
 -- run folds this table into `work_lsh` past a bound, before a large or full run
--- (`paperdesk.store.works.fold_lsh`), giving the rows `work_lsh` would have held.
+-- (`paperdesk.resolve.works_run.fold_lsh`), giving the rows `work_lsh` would have held.
 CREATE TABLE work_lsh_day (
     band_key INTEGER NOT NULL,
     record_rowid INTEGER NOT NULL,

@@ -1,4 +1,4 @@
--- Search bookkeeping (paperdesk.store.search). The keyword and vector indexes live in files
+-- Search bookkeeping (paperdesk.store.sqlite.search). The keyword and vector indexes live in files
 -- next to the database (`<db>.index/`) and can always be rebuilt from these rows and the
 -- records; the vectors are kept here because computing them is the expensive part.
 CREATE TABLE search_docs (

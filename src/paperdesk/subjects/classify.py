@@ -1,8 +1,8 @@
-"""Subjects in the store: given by the source or predicted, per record, and per work.
+"""The classify stage: subjects per record, given by the source or predicted, and per work.
 
 `classify(store, predict)` walks the records changed since its last run (the store's
 `seq`): a record whose category list holds arXiv subjects gets those (canonical, primary
-first; ACM/MSC codes go to `record_codes`); a record without any gets the model's
+first; ACM/MSC codes go to the record's codes); a record without any gets the model's
 prediction, marked predicted with its probabilities. Source-given subjects always win: a
 work shows predicted subjects only when none of its records has given ones.
 
@@ -14,17 +14,16 @@ and are picked up by the next run that has a model.
 from __future__ import annotations
 
 import itertools
-import sqlite3
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from paperdesk.errors import NotFoundError
 from paperdesk.model import SourceRecord
-from paperdesk.store.sqlite import SQLiteStore, decode_record, now
-from paperdesk.store.works import _chunks, _marks, follow, format_id, parse_id
+from paperdesk.resolve.works_curate import follow, format_id, parse_id
+from paperdesk.store.base import Store, now
 from paperdesk.subjects.taxonomy import Taxonomy, load, split_categories
 
 CHECKPOINT = "subjects.classify.seq"
@@ -32,7 +31,7 @@ _BATCH = 1000
 
 Predictor = Callable[[Sequence[tuple[str | None, str | None]]], list[list[dict[str, Any]]]]
 """(title, abstract) pairs → for each, ranked dicts with `subject`, `probability`,
-`primary_probability` (primary first). Kept abstract so the store does not import numpy."""
+`primary_probability` (primary first). Kept abstract so this stage does not import numpy."""
 
 
 @dataclass
@@ -52,7 +51,7 @@ class ClassifyReport:
 
 
 def classify(
-    store: SQLiteStore,
+    store: Store,
     predict: Predictor | None,
     *,
     model_id: str,
@@ -67,7 +66,7 @@ def classify(
     batch: list[tuple[int, SourceRecord]] = []
     todo = store.iter_changed(after)
     if predict is not None and after:
-        todo = itertools.chain(_pending(store.conn, after), todo)
+        todo = itertools.chain(store.subjects.pending(after), todo)
     for item in todo:
         batch.append(item)
         if len(batch) >= _BATCH:
@@ -81,20 +80,8 @@ def classify(
     return report
 
 
-def _pending(conn: sqlite3.Connection, upto: int) -> Iterator[tuple[int, SourceRecord]]:
-    """Records up to the checkpoint left without a state row by a run without a model."""
-    cur = conn.execute(
-        "SELECT r.seq, r.data FROM records r WHERE r.seq <= ? AND NOT EXISTS"
-        " (SELECT 1 FROM record_subjects_state s WHERE s.record_key = r.key) ORDER BY r.seq",
-        (upto,),
-    )
-    while rows := cur.fetchmany(1000):
-        for seq, data in rows:
-            yield seq, decode_record(data)
-
-
 def _classify_batch(
-    store: SQLiteStore,
+    store: Store,
     batch: list[tuple[int, SourceRecord]],
     predict: Predictor | None,
     model_id: str,
@@ -129,56 +116,13 @@ def _classify_batch(
             ]
             state_rows.append((rec.key, model_id, stamp))
             report.predicted += 1
-    keys = [rec.key for _, rec in batch]
-    with store.transaction() as conn:
-        for chunk in _chunks(keys):
-            marks = _marks(len(chunk))
-            conn.execute(f"DELETE FROM record_subjects WHERE record_key IN ({marks})", chunk)  # noqa: S608
-            conn.execute(f"DELETE FROM record_codes WHERE record_key IN ({marks})", chunk)  # noqa: S608
-        conn.executemany("INSERT INTO record_subjects VALUES (?, ?, ?, ?, ?, ?)", subject_rows)
-        conn.executemany("INSERT INTO record_codes VALUES (?, ?, ?, ?)", code_rows)
-        conn.executemany(
-            "INSERT OR REPLACE INTO record_subjects_state VALUES (?, ?, ?)", state_rows
-        )
+    with store.transaction():
+        store.subjects.replace([rec.key for _, rec in batch], subject_rows, code_rows, state_rows)
     report.records += len(batch)
     report.last_seq = max(report.last_seq, max(seq for seq, _ in batch))
 
 
 # -- reading -----------------------------------------------------------------------------
-
-
-def record_subjects(
-    conn: sqlite3.Connection, keys: Sequence[str]
-) -> dict[str, list[dict[str, Any]]]:
-    """Stored subjects of each record, rank order: `{subject, predicted[, probability,
-    primary_probability]}`."""
-    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for chunk in _chunks(list(keys)):
-        marks = _marks(len(chunk))
-        for key, subject, predicted, prob, pprob in conn.execute(
-            "SELECT record_key, subject, predicted, probability, primary_probability"  # noqa: S608
-            f" FROM record_subjects WHERE record_key IN ({marks}) ORDER BY record_key, rank",
-            chunk,
-        ):
-            out[key].append(_entry(subject, predicted, prob, pprob))
-    return dict(out)
-
-
-def record_codes(conn: sqlite3.Connection, key: str) -> list[dict[str, str]]:
-    return [
-        {"scheme": s, "code": c}
-        for s, c in conn.execute(
-            "SELECT scheme, code FROM record_codes WHERE record_key = ? ORDER BY position", (key,)
-        )
-    ]
-
-
-def _entry(subject: str, predicted: int, prob: float | None, pprob: float | None) -> dict[str, Any]:
-    e: dict[str, Any] = {"subject": subject, "predicted": bool(predicted)}
-    if predicted:
-        e["probability"] = prob
-        e["primary_probability"] = pprob
-    return e
 
 
 def merge_subjects(per_record: Sequence[list[dict[str, Any]]]) -> list[dict[str, Any]]:
@@ -203,35 +147,25 @@ def merge_subjects(per_record: Sequence[list[dict[str, Any]]]) -> list[dict[str,
     return max(predicted, key=lambda s: s[0].get("primary_probability") or 0.0)
 
 
-def _work_keys(conn: sqlite3.Connection, work: str | int) -> tuple[str, list[str]]:
-    wid = follow(conn, parse_id(work))
-    keys = [
-        k
-        for (k,) in conn.execute(
-            "SELECT wr.record_key FROM work_records wr JOIN records r ON r.key = wr.record_key"
-            " WHERE wr.work_id = ? ORDER BY r.rowid",
-            (wid,),
-        )
-    ]
+def _work_keys(store: Store, work: str | int) -> tuple[str, list[str]]:
+    wid = follow(store.works, parse_id(work))
+    keys = store.works.members_in_record_order(wid)
     if not keys:
         raise NotFoundError(f"no work {format_id(parse_id(work))}")
     return format_id(wid), keys
 
 
-def work_subjects(
-    store: SQLiteStore, work: str | int, tax: Taxonomy | None = None
-) -> dict[str, Any]:
+def work_subjects(store: Store, work: str | int, tax: Taxonomy | None = None) -> dict[str, Any]:
     """`subjects WORK_ID --json`: the work's subjects (given or predicted, never mixed), and
     each record's own subjects and classification codes."""
     tax = tax or load()
-    conn = store.conn
-    wid, keys = _work_keys(conn, work)
-    per = record_subjects(conn, keys)
+    wid, keys = _work_keys(store, work)
+    per = store.subjects.of_records(keys)
     records = [
         {
             "key": k,
             "subjects": [_named(e, tax) for e in per.get(k, [])],
-            "codes": record_codes(conn, k),
+            "codes": store.subjects.codes_of(k),
         }
         for k in keys
     ]
@@ -240,20 +174,10 @@ def work_subjects(
         "work_id": wid,
         "subjects": [_named(e, tax) for e in merged],
         "predicted": bool(merged) and merged[0]["predicted"],
-        "classified": all(k in per for k in keys) or _all_classified(conn, keys),
+        "classified": all(k in per for k in keys)
+        or store.subjects.count_classified(keys) == len(keys),
         "records": records,
     }
-
-
-def _all_classified(conn: sqlite3.Connection, keys: Sequence[str]) -> bool:
-    n = 0
-    for chunk in _chunks(list(keys)):
-        marks = _marks(len(chunk))
-        n += conn.execute(
-            f"SELECT COUNT(*) FROM record_subjects_state WHERE record_key IN ({marks})",  # noqa: S608
-            chunk,
-        ).fetchone()[0]
-    return n == len(keys)
 
 
 def _named(e: dict[str, Any], tax: Taxonomy) -> dict[str, Any]:
@@ -261,28 +185,23 @@ def _named(e: dict[str, Any], tax: Taxonomy) -> dict[str, Any]:
     return {**e, "name": cat.name if cat else None}
 
 
-def subject_counts(store: SQLiteStore) -> dict[str, Counter[str]]:
+def subject_counts(store: Store) -> dict[str, Counter[str]]:
     """Works per subject, split by kind: `{"given": Counter, "predicted": Counter}`. A record
     not yet in a work (resolve not run) counts as its own work."""
-    conn = store.conn
-    work_of = dict(conn.execute("SELECT record_key, work_id FROM work_records"))
+    work_of: dict[str, Any] = dict(store.works.assignment())
     per_work: dict[Any, list[list[dict[str, Any]]]] = defaultdict(list)
     current: list[dict[str, Any]] = []
     last: str | None = None
-    rows = conn.execute(
-        "SELECT record_key, subject, predicted, probability, primary_probability"
-        " FROM record_subjects ORDER BY record_key, rank"
-    )
 
     def flush() -> None:
         if last is not None:
             per_work[work_of.get(last, last)].append(current)
 
-    for key, subject, predicted, prob, pprob in rows:
+    for key, entry in store.subjects.all_rows():
         if key != last:
             flush()
             last, current = key, []
-        current.append(_entry(subject, predicted, prob, pprob))
+        current.append(entry)
     flush()
     counts: dict[str, Counter[str]] = {"given": Counter(), "predicted": Counter()}
     for recs in per_work.values():

@@ -8,288 +8,79 @@ resumes from the checkpoint.
 
 from __future__ import annotations
 
-import hashlib
-import itertools
 import sqlite3
 import subprocess
 import sys
 import threading
-from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
-from typing import Any, BinaryIO, cast
+from typing import Any
 
-import msgspec
 import orjson
 
 from paperdesk.errors import NotFoundError, StoreError
 from paperdesk.merge import merge_records
-from paperdesk.model import Author, SourceRecord, Version
+from paperdesk.model import SourceRecord
 from paperdesk.store import profiles_codec, samples_codec
-from paperdesk.store.base import PutResult, Reject
-
-# CPython 3.11's sqlite3 looks every parameter that is not an int, float, str or bytearray up
-# in its adapter registry before binding it; with nothing registered for `bytes` or `None`
-# that look-up ends in an AttributeError raised and cleared (from `type_getattro`), ~0.5-1 µs
-# a parameter, and every record binds two blobs (its JSON and its raw payload) and a few
-# NULLs. Identity adapters turn the look-up into a dict hit; the values bind exactly as
-# before (a blob, a NULL). The writer on feed rows: 161k -> 149k instructions a record.
-sqlite3.register_adapter(bytes, bytes.__bytes__)
-sqlite3.register_adapter(type(None), cast("Callable[[None], None]", {}.get))  # C, gives None
-
-PAGE_SIZE = 16384
-# A bulk write starts the WAL over once it is this large (see `restart_wal_if_large`), waiting
-# at most WAL_RESTART_WAIT_MS for readers and checkpoints in progress.
-WAL_RESTART_BYTES = 512 << 20
-WAL_RESTART_WAIT_MS = 2000
-BUSY_TIMEOUT_MS = 30000
-# The page cache of a connection, KiB (SQLite's default is 2 MB). The aside process folding
-# the author deltas needs it as much: its updates of `author_profiles_fit` come in id order,
-# at random places of the index, and with 2 MB each dirty page was spilled to the WAL and
-# read back again many times.
-CACHE_KIB = 65536
-# `checkpoint_aside` starts a process only for a WAL at least this large (or for statements).
-CHECKPOINT_ASIDE_BYTES = 8 << 20
-_ASIDE_CHILD = (
-    "import json, sqlite3, sys\n"
-    "c = sqlite3.connect(sys.argv[1], timeout=30, isolation_level=None)\n"
-    f"c.execute('PRAGMA cache_size=-{CACHE_KIB}')\n"
-    "work = json.loads(sys.argv[2])\n"
-    "if work:\n"
-    "    c.execute('BEGIN IMMEDIATE')\n"
-    "    for sql in work:\n"
-    "        c.execute(sql)\n"
-    "    c.execute('COMMIT')\n"
-    "c.execute('PRAGMA wal_checkpoint(PASSIVE)').fetchall()\n"
-    "c.close()\n"
+from paperdesk.store.base import PutResult, Reject, now
+from paperdesk.store.sqlite.connection import (
+    _ASIDE_CHILD,
+    BUSY_TIMEOUT_MS,
+    CACHE_KIB,
+    CHECKPOINT_ASIDE_BYTES,
+    PAGE_SIZE,
+    WAL_RESTART_BYTES,
+    WAL_RESTART_WAIT_MS,
+    Aside,
+    _bulk_load_running,
+    _bulk_marker,
+    _statements,
+    _Tx,
+    connect_readonly,
 )
-
-
-class Aside:
-    """What `checkpoint_aside` did, known once its block is left."""
-
-    ok: bool | None = None
-    """Its statements were committed (None: there were none to run)."""
-
-
-def now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def payload_hash(raw: bytes) -> str:
-    return hashlib.sha256(raw).hexdigest()
-
-
-def digest_key(sha256_hex: str) -> int:
-    """The first 8 bytes of a payload hash as a signed big-endian int64: the key of the
-    `payloads.digest` column that migration 003 added and 006 dropped (kept for 003, which
-    an old store still runs on its way to 006)."""
-    return int.from_bytes(bytes.fromhex(sha256_hex[:16]), "big", signed=True)
-
-
-def pack_ids(ids: Iterable[int]) -> bytes:
-    """Integer ids (signature rows of a profile, see migration 038) sorted and packed as
-    unsigned 32-bit little-endian numbers: 4 bytes an id, a fifth of an index entry."""
-    arr = array("I", sorted(ids))
-    if arr.itemsize != 4:  # pragma: no cover - no such platform in use
-        raise StoreError("pack_ids needs 4-byte unsigned ints")
-    if sys.byteorder == "big":  # pragma: no cover
-        arr.byteswap()
-    return arr.tobytes()
-
-
-def unpack_ids(blob: bytes) -> list[int]:
-    arr = array("I")
-    arr.frombytes(blob)
-    if sys.byteorder == "big":  # pragma: no cover
-        arr.byteswap()
-    return arr.tolist()
-
-
-class PackIds:
-    """SQL aggregate `paperdesk_pack_ids(id)`: the group's ids as `pack_ids` packs them."""
-
-    def __init__(self) -> None:
-        self.ids: list[int] = []
-
-    def step(self, value: int) -> None:
-        self.ids.append(value)
-
-    def finalize(self) -> bytes:
-        return pack_ids(self.ids)
-
-
-def _pack_variants_sql(variants: str | None, block: str) -> str | None:
-    """SQL `paperdesk_pack_variants(variants, block)`: a stored JSON variant list (migration
-    034) in the form of `profiles_codec.pack_variants`; NULL stays NULL."""
-    return None if variants is None else profiles_codec.pack_variants(orjson.loads(variants), block)
-
-
-_KNOWN_SQL = (
-    "SELECT r.key, p.sha256 FROM records r JOIN payloads p ON p.record_rowid = r.rowid"
-    " WHERE r.key IN ({})"
+from paperdesk.store.sqlite.records import (
+    ROW_CATEGORIES,
+    ROW_DIGEST,
+    ROW_FORMAT,
+    ROW_RAW,
+    PackIds,
+    Row,
+    _pack_variants_sql,
+    _row_record,
+    _split_key,
+    decode_record,
+    digest_key,
+    encode_record,
+    insert_rows,
+    known_payloads,
+    payload_hash,
+    prepare_row,
 )
-
-
-def known_payloads(
-    conn: sqlite3.Connection, pairs: Iterable[tuple[str, str]]
-) -> set[tuple[str, str]]:
-    """The subset of `(record key, payload sha256 hex)` pairs whose record holds that
-    payload, on any connection (the ingest workers ask on read-only ones).
-
-    Asked by key because a payload belongs to the record its parser made of it: the
-    record's key is final before normalising (`finish` never changes source or id), the
-    `records` key index is written nearly in order (new ids arrive in order) and a
-    record's payloads sit together in `payloads_record`. A random digest index, written at
-    a random place for every payload, was the one index that a bulk ingest rewrote nearly
-    whole in every transaction (migration 006)."""
-    wanted = set(pairs)
-    keys = list({k for k, _ in wanted})
-    found: set[tuple[str, str]] = set()
-    for i in range(0, len(keys), 500):
-        chunk = keys[i : i + 500]
-        marks = ",".join("?" * len(chunk))
-        sql = _KNOWN_SQL.format(marks)
-        found.update(pair for pair in conn.execute(sql, chunk) if pair in wanted)
-    return found
-
-
-def _joined(text: str) -> str:
-    """An abstract with its line breaks made spaces: what `abstract_text` is for most
-    arXiv abstracts (those without markup), so then it is not stored a second time."""
-    return text.replace("\n", " ").strip(" ")
-
-
-# Stands in the `data` JSON for a plain-text field that a fixed rule gives back from its
-# original (`title_text` = `title`, `abstract_text` = `_joined(abstract)`): a JSON `true`,
-# which no text field can otherwise hold.
-_DERIVED = True
-
-
-_ENCODER = msgspec.json.Encoder()
-
-
-def encode_record(record: SourceRecord) -> bytes:
-    """The `data` column: every parsed field as JSON, encoded from the Structs in C.
-
-    Left out: the raw payload (it lives in `payloads`), the plain-text forms of the title
-    and abstract when a fixed rule gives them back (83 % of the feed's abstracts, ~1.2 KB a
-    record, a quarter of the row), and every field (of the record, its authors and
-    versions) that holds its default: the Structs are `omit_defaults`, so the nulls and
-    empty lists — mostly each author's `affiliations`/`orcid`/`email` — cost nothing
-    (feed: 2,971 -> 2,554 bytes a record, and msgspec encodes them in 10 % fewer
-    instructions). The writer and the disk pay per byte. Every reader takes a missing key
-    as its default (`decode_record` builds the Structs, whose defaults fill it; the
-    readers of the raw JSON use `.get`). The fields are blanked for the call and restored.
-    """
-    raw, title_text, abstract_text = record.raw, record.title_text, record.abstract_text
-    abstract = record.abstract
-    record.raw = b""
-    if title_text is not None and title_text == record.title:
-        record.title_text = _DERIVED  # type: ignore[assignment]
-    if abstract_text is not None and abstract is not None and abstract_text == _joined(abstract):
-        record.abstract_text = _DERIVED  # type: ignore[assignment]
-    try:
-        return _ENCODER.encode(record)
-    finally:
-        record.raw, record.title_text, record.abstract_text = raw, title_text, abstract_text
-
-
-_RECORD_FIELDS = frozenset(SourceRecord.__struct_fields__) - {"raw", "authors", "versions"}
-
-
-def restore_derived_text(d: dict[str, Any]) -> dict[str, Any]:
-    """Put back, in a `data` document as loaded, the plain-text fields `encode_record`
-    left out; for readers that take fields from the JSON without building a record."""
-    if d.get("title_text") is _DERIVED:
-        d["title_text"] = d["title"]
-    if d.get("abstract_text") is _DERIVED:
-        d["abstract_text"] = _joined(d["abstract"])
-    return d
-
-
-def decode_record(data: bytes, raw: bytes = b"") -> SourceRecord:
-    """Inverse of `encode_record` (rows written before it left anything out included)."""
-    d = restore_derived_text(orjson.loads(data))
-    authors = [Author(**a) for a in d.pop("authors", ())]
-    versions = [Version(**v) for v in d.pop("versions", ())]
-    if not _RECORD_FIELDS.issuperset(d):  # `raw: null`, or a field since retired
-        d = {k: v for k, v in d.items() if k in _RECORD_FIELDS}
-    return SourceRecord(raw=raw, authors=authors, versions=versions, **d)
-
-
-# A record ready for the `records` and `payloads` tables, as a plain tuple:
-# (key, source, source_id, data, title, year, doi, arxiv_id, feed_date, submitted,
-#  latest_version, sha256, raw_format, raw, categories)
-Row = tuple[Any, ...]
-ROW_DIGEST, ROW_FORMAT, ROW_RAW, ROW_CATEGORIES = 11, 12, 13, 14
-
-
-def prepare_row(rec: SourceRecord, digest: str) -> Row:
-    """Encode a (normalised) record for `put_rows`."""
-    return (
-        rec.key, rec.source, rec.source_id, encode_record(rec), rec.title, rec.year, rec.doi,
-        rec.arxiv_id, rec.feed_date, rec.submitted, rec.latest_version,
-        digest, rec.raw_format, rec.raw, tuple(rec.categories),
-    )
-
-
-def _row_record(row: Row) -> SourceRecord:
-    return decode_record(row[3], row[ROW_RAW])
-
-
-# Rows a multi-row INSERT statement of `insert_rows` writes.
-ROWS_PER_INSERT = 64
-
-
-def insert_rows(conn: sqlite3.Connection, head: str, rows: Sequence[tuple[Any, ...]]) -> None:
-    """`head` (`INSERT OR FAIL INTO t (columns)`) for every row, `ROWS_PER_INSERT` rows a
-    statement (`VALUES (…), (…), …`).
-
-    Why: each run of a statement has a fixed cost (its cursors opened and closed, the
-    program started and halted, the sqlite3 module's reset), about as much as the write
-    of a small row: a category row one a statement took ~2 µs. `OR FAIL`, because with
-    the default ABORT SQLite keeps a statement journal for a multi-row INSERT (to undo
-    its own earlier rows on a conflict); the writer undoes its whole transaction on any
-    error instead. Fast only in `rows_transaction` (see there)."""
-    if not rows:
-        return
-    width = len(rows[0])
-    one = "(" + ", ".join("?" * width) + ")"
-    n = len(rows)
-    full = n - n % ROWS_PER_INSERT
-    chain = itertools.chain.from_iterable
-    if full:
-        conn.executemany(
-            f"{head} VALUES {', '.join([one] * ROWS_PER_INSERT)}",
-            [list(chain(rows[i : i + ROWS_PER_INSERT])) for i in range(0, full, ROWS_PER_INSERT)],
-        )
-    if full < n:
-        conn.execute(f"{head} VALUES {', '.join([one] * (n - full))}", list(chain(rows[full:])))
-
-
-def _split_key(key: str) -> tuple[str, str]:
-    source, sep, sid = key.partition(":")
-    if not sep or not source or not sid:
-        raise NotFoundError(f"{key!r} is not a record key of the form SOURCE:ID")
-    return source, sid
+from paperdesk.store.sqlite.search import SQLiteSearch
+from paperdesk.store.sqlite.subjects import SQLiteSubjects
+from paperdesk.store.sqlite.works import SQLiteWorks
 
 
 class SQLiteStore:
     """The default backend. Construct with `open_store(path)`."""
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, *, readonly: bool = False):
         self.path = str(path)
+        self.readonly = readonly
         self._wal_retry_at = 0  # WAL size at which `restart_wal_if_large` tries again
+        if readonly:
+            self.conn = connect_readonly(self.path)
+            self._repositories()
+            return
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         try:
             self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open database {self.path}: {exc}") from exc
+        self._repositories()
         # Used by migration 003 to key existing payloads.
         self.conn.create_function("paperdesk_digest_key", 1, digest_key, deterministic=True)
         # Used by migration 038 and a full author run to pack each profile's members.
@@ -325,9 +116,27 @@ class SQLiteStore:
         self.conn.execute(f"PRAGMA wal_autocheckpoint={(80 << 20) // page}")
         self.migrate()
 
+    def _repositories(self) -> None:
+        self.works = SQLiteWorks(self.conn)
+        self.subjects = SQLiteSubjects(self.conn)
+        self.search = SQLiteSearch(self.conn)
+
     # -- plumbing --------------------------------------------------------------------
     def close(self) -> None:
         self.conn.close()
+
+    @contextmanager
+    def reader(self) -> Iterator[SQLiteStore]:
+        """A read-only view of this store on its own connection (`mode=ro`), closed at the
+        end of the block; an in-memory store has only its own connection."""
+        if self.path == ":memory:":
+            yield self
+            return
+        view = SQLiteStore(self.path, readonly=True)
+        try:
+            yield view
+        finally:
+            view.close()
 
     def __enter__(self) -> SQLiteStore:
         return self
@@ -752,6 +561,11 @@ class SQLiteStore:
             for seq, data in rows:
                 yield seq, decode_record(data)
 
+    def count_changed(self, after_seq: int) -> int:
+        """Records inserted or changed after `after_seq`."""
+        row = self.conn.execute("SELECT COUNT(*) FROM records WHERE seq > ?", (after_seq,))
+        return int(row.fetchone()[0])
+
     def record_payloads(self, key: str) -> list[dict[str, Any]]:
         rows = self.conn.execute(
             "SELECT p.format, p.origin, p.received_at, p.sha256, p.body FROM payloads p"
@@ -861,97 +675,3 @@ class SQLiteStore:
             },
         }
 
-
-def _bulk_marker(path: str) -> BinaryIO | None:
-    """The side file `PATH-bulk`, opened and exclusively locked (flock) for a rollback-mode
-    load; None where it cannot be (no `fcntl`, or another process holds it). The kernel
-    drops the lock when its holder dies, so a killed load never looks like a running one."""
-    try:
-        import fcntl  # POSIX only
-    except ImportError:  # pragma: no cover - then no bulk mode: WAL throughout
-        return None
-    f = open(path + "-bulk", "wb")  # noqa: SIM115 - closed by `bulk_journal`
-    try:
-        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        f.close()
-        return None
-    return f
-
-
-def _bulk_load_running(path: str) -> bool:
-    """Whether a process holds `PATH-bulk` locked (`_bulk_marker`); a file left by a
-    killed load is removed."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover
-        return False
-    try:
-        f = open(path + "-bulk", "rb")  # noqa: SIM115
-    except OSError:
-        return False
-    with f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except OSError:
-            return True
-        Path(path + "-bulk").unlink(missing_ok=True)
-        return False
-
-
-class _Tx:
-    """BEGIN IMMEDIATE (take the write lock up front) … COMMIT, ROLLBACK on any error.
-    Nested use joins the outer transaction (and its foreign-key setting).
-
-    `foreign_keys=False`: SQLite does not check this transaction's references (the
-    pragma can change only outside a transaction; it is back on when the transaction
-    ends, however it ends)."""
-
-    def __init__(self, conn: sqlite3.Connection, *, foreign_keys: bool = True):
-        self.conn = conn
-        self.outer = False
-        self.foreign_keys = foreign_keys
-
-    def __enter__(self) -> sqlite3.Connection:
-        self.outer = not self.conn.in_transaction
-        if self.outer:
-            if not self.foreign_keys:
-                self.conn.execute("PRAGMA foreign_keys=OFF")
-            try:
-                self.conn.execute("BEGIN IMMEDIATE")
-            except BaseException:
-                self._restore()
-                raise
-        return self.conn
-
-    def __exit__(self, exc_type: object, *rest: object) -> None:
-        if not self.outer:
-            return
-        try:
-            if exc_type is None:
-                self.conn.execute("COMMIT")
-            else:
-                self.conn.execute("ROLLBACK")
-        finally:
-            if not self.conn.in_transaction:  # a failed COMMIT leaves it open: still OFF
-                self._restore()
-
-    def _restore(self) -> None:
-        if not self.foreign_keys:
-            self.conn.execute("PRAGMA foreign_keys=ON")
-
-
-def _statements(script: str) -> list[str]:
-    """Split a migration script into statements (sqlite3.complete_statement knows quoting)."""
-    out, buf = [], ""
-    for line in script.splitlines(keepends=True):
-        buf += line
-        if sqlite3.complete_statement(buf):
-            if buf.strip():
-                out.append(buf.strip())
-            buf = ""
-    if buf.strip() and not all(
-        ln.strip().startswith("--") or not ln.strip() for ln in buf.splitlines()
-    ):
-        out.append(buf.strip())
-    return out

@@ -1,0 +1,166 @@
+"""The SQLite connection: opening it with the store's pragmas, transactions, migrations.
+
+Every `sqlite3.connect` of the package is here (`connect`, `connect_readonly`), so every
+connection gets the same settings.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO, cast
+
+from paperdesk.errors import StoreError
+
+# CPython 3.11's sqlite3 looks every parameter that is not an int, float, str or bytearray up
+# in its adapter registry before binding it; with nothing registered for `bytes` or `None`
+# that look-up ends in an AttributeError raised and cleared (from `type_getattro`), ~0.5-1 µs
+# a parameter, and every record binds two blobs (its JSON and its raw payload) and a few
+# NULLs. Identity adapters turn the look-up into a dict hit; the values bind exactly as
+# before (a blob, a NULL). The writer on feed rows: 161k -> 149k instructions a record.
+sqlite3.register_adapter(bytes, bytes.__bytes__)
+sqlite3.register_adapter(type(None), cast("Callable[[None], None]", {}.get))  # C, gives None
+
+PAGE_SIZE = 16384
+# A bulk write starts the WAL over once it is this large (see `restart_wal_if_large`), waiting
+# at most WAL_RESTART_WAIT_MS for readers and checkpoints in progress.
+WAL_RESTART_BYTES = 512 << 20
+WAL_RESTART_WAIT_MS = 2000
+BUSY_TIMEOUT_MS = 30000
+# The page cache of a connection, KiB (SQLite's default is 2 MB). The aside process folding
+# the author deltas needs it as much: its updates of `author_profiles_fit` come in id order,
+# at random places of the index, and with 2 MB each dirty page was spilled to the WAL and
+# read back again many times.
+CACHE_KIB = 65536
+# `checkpoint_aside` starts a process only for a WAL at least this large (or for statements).
+CHECKPOINT_ASIDE_BYTES = 8 << 20
+_ASIDE_CHILD = (
+    "import json, sqlite3, sys\n"
+    "c = sqlite3.connect(sys.argv[1], timeout=30, isolation_level=None)\n"
+    f"c.execute('PRAGMA cache_size=-{CACHE_KIB}')\n"
+    "work = json.loads(sys.argv[2])\n"
+    "if work:\n"
+    "    c.execute('BEGIN IMMEDIATE')\n"
+    "    for sql in work:\n"
+    "        c.execute(sql)\n"
+    "    c.execute('COMMIT')\n"
+    "c.execute('PRAGMA wal_checkpoint(PASSIVE)').fetchall()\n"
+    "c.close()\n"
+)
+
+
+def connect_readonly(path: str) -> sqlite3.Connection:
+    """A read-only connection (`mode=ro`: it can never write, nor create the file)."""
+    try:
+        conn = sqlite3.connect(
+            f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
+        )
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot open database {path} to read: {exc}") from exc
+    return conn
+
+
+class Aside:
+    """What `checkpoint_aside` did, known once its block is left."""
+
+    ok: bool | None = None
+    """Its statements were committed (None: there were none to run)."""
+
+
+
+def _bulk_marker(path: str) -> BinaryIO | None:
+    """The side file `PATH-bulk`, opened and exclusively locked (flock) for a rollback-mode
+    load; None where it cannot be (no `fcntl`, or another process holds it). The kernel
+    drops the lock when its holder dies, so a killed load never looks like a running one."""
+    try:
+        import fcntl  # POSIX only
+    except ImportError:  # pragma: no cover - then no bulk mode: WAL throughout
+        return None
+    f = open(path + "-bulk", "wb")  # noqa: SIM115 - closed by `bulk_journal`
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.close()
+        return None
+    return f
+
+
+def _bulk_load_running(path: str) -> bool:
+    """Whether a process holds `PATH-bulk` locked (`_bulk_marker`); a file left by a
+    killed load is removed."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover
+        return False
+    try:
+        f = open(path + "-bulk", "rb")  # noqa: SIM115
+    except OSError:
+        return False
+    with f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        Path(path + "-bulk").unlink(missing_ok=True)
+        return False
+
+
+class _Tx:
+    """BEGIN IMMEDIATE (take the write lock up front) … COMMIT, ROLLBACK on any error.
+    Nested use joins the outer transaction (and its foreign-key setting).
+
+    `foreign_keys=False`: SQLite does not check this transaction's references (the
+    pragma can change only outside a transaction; it is back on when the transaction
+    ends, however it ends)."""
+
+    def __init__(self, conn: sqlite3.Connection, *, foreign_keys: bool = True):
+        self.conn = conn
+        self.outer = False
+        self.foreign_keys = foreign_keys
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.outer = not self.conn.in_transaction
+        if self.outer:
+            if not self.foreign_keys:
+                self.conn.execute("PRAGMA foreign_keys=OFF")
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+            except BaseException:
+                self._restore()
+                raise
+        return self.conn
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        if not self.outer:
+            return
+        try:
+            if exc_type is None:
+                self.conn.execute("COMMIT")
+            else:
+                self.conn.execute("ROLLBACK")
+        finally:
+            if not self.conn.in_transaction:  # a failed COMMIT leaves it open: still OFF
+                self._restore()
+
+    def _restore(self) -> None:
+        if not self.foreign_keys:
+            self.conn.execute("PRAGMA foreign_keys=ON")
+
+
+def _statements(script: str) -> list[str]:
+    """Split a migration script into statements (sqlite3.complete_statement knows quoting)."""
+    out, buf = [], ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            if buf.strip():
+                out.append(buf.strip())
+            buf = ""
+    if buf.strip() and not all(
+        ln.strip().startswith("--") or not ln.strip() for ln in buf.splitlines()
+    ):
+        out.append(buf.strip())
+    return out

@@ -1,0 +1,155 @@
+"""The `records` table's row format: records encoded for their `data` column and decoded
+back, rows ready for the writer, multi-row inserts, payload look-ups by key."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import sqlite3
+import sys
+from array import array
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import orjson
+
+from paperdesk.errors import NotFoundError, StoreError
+from paperdesk.model import SourceRecord
+from paperdesk.store import profiles_codec
+from paperdesk.store.codec import decode_record, encode_record
+
+
+def payload_hash(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()
+
+
+def digest_key(sha256_hex: str) -> int:
+    """The first 8 bytes of a payload hash as a signed big-endian int64: the key of the
+    `payloads.digest` column that migration 003 added and 006 dropped (kept for 003, which
+    an old store still runs on its way to 006)."""
+    return int.from_bytes(bytes.fromhex(sha256_hex[:16]), "big", signed=True)
+
+
+def pack_ids(ids: Iterable[int]) -> bytes:
+    """Integer ids (signature rows of a profile, see migration 038) sorted and packed as
+    unsigned 32-bit little-endian numbers: 4 bytes an id, a fifth of an index entry."""
+    arr = array("I", sorted(ids))
+    if arr.itemsize != 4:  # pragma: no cover - no such platform in use
+        raise StoreError("pack_ids needs 4-byte unsigned ints")
+    if sys.byteorder == "big":  # pragma: no cover
+        arr.byteswap()
+    return arr.tobytes()
+
+
+def unpack_ids(blob: bytes) -> list[int]:
+    arr = array("I")
+    arr.frombytes(blob)
+    if sys.byteorder == "big":  # pragma: no cover
+        arr.byteswap()
+    return arr.tolist()
+
+
+class PackIds:
+    """SQL aggregate `paperdesk_pack_ids(id)`: the group's ids as `pack_ids` packs them."""
+
+    def __init__(self) -> None:
+        self.ids: list[int] = []
+
+    def step(self, value: int) -> None:
+        self.ids.append(value)
+
+    def finalize(self) -> bytes:
+        return pack_ids(self.ids)
+
+
+def _pack_variants_sql(variants: str | None, block: str) -> str | None:
+    """SQL `paperdesk_pack_variants(variants, block)`: a stored JSON variant list (migration
+    034) in the form of `profiles_codec.pack_variants`; NULL stays NULL."""
+    return None if variants is None else profiles_codec.pack_variants(orjson.loads(variants), block)
+
+
+_KNOWN_SQL = (
+    "SELECT r.key, p.sha256 FROM records r JOIN payloads p ON p.record_rowid = r.rowid"
+    " WHERE r.key IN ({})"
+)
+
+
+def known_payloads(
+    conn: sqlite3.Connection, pairs: Iterable[tuple[str, str]]
+) -> set[tuple[str, str]]:
+    """The subset of `(record key, payload sha256 hex)` pairs whose record holds that
+    payload, on any connection (the ingest workers ask on read-only ones).
+
+    Asked by key because a payload belongs to the record its parser made of it: the
+    record's key is final before normalising (`finish` never changes source or id), the
+    `records` key index is written nearly in order (new ids arrive in order) and a
+    record's payloads sit together in `payloads_record`. A random digest index, written at
+    a random place for every payload, was the one index that a bulk ingest rewrote nearly
+    whole in every transaction (migration 006)."""
+    wanted = set(pairs)
+    keys = list({k for k, _ in wanted})
+    found: set[tuple[str, str]] = set()
+    for i in range(0, len(keys), 500):
+        chunk = keys[i : i + 500]
+        marks = ",".join("?" * len(chunk))
+        sql = _KNOWN_SQL.format(marks)
+        found.update(pair for pair in conn.execute(sql, chunk) if pair in wanted)
+    return found
+
+
+
+# A record ready for the `records` and `payloads` tables, as a plain tuple:
+# (key, source, source_id, data, title, year, doi, arxiv_id, feed_date, submitted,
+#  latest_version, sha256, raw_format, raw, categories)
+Row = tuple[Any, ...]
+ROW_DIGEST, ROW_FORMAT, ROW_RAW, ROW_CATEGORIES = 11, 12, 13, 14
+
+
+def prepare_row(rec: SourceRecord, digest: str) -> Row:
+    """Encode a (normalised) record for `put_rows`."""
+    return (
+        rec.key, rec.source, rec.source_id, encode_record(rec), rec.title, rec.year, rec.doi,
+        rec.arxiv_id, rec.feed_date, rec.submitted, rec.latest_version,
+        digest, rec.raw_format, rec.raw, tuple(rec.categories),
+    )
+
+
+def _row_record(row: Row) -> SourceRecord:
+    return decode_record(row[3], row[ROW_RAW])
+
+
+# Rows a multi-row INSERT statement of `insert_rows` writes.
+ROWS_PER_INSERT = 64
+
+
+def insert_rows(conn: sqlite3.Connection, head: str, rows: Sequence[tuple[Any, ...]]) -> None:
+    """`head` (`INSERT OR FAIL INTO t (columns)`) for every row, `ROWS_PER_INSERT` rows a
+    statement (`VALUES (…), (…), …`).
+
+    Why: each run of a statement has a fixed cost (its cursors opened and closed, the
+    program started and halted, the sqlite3 module's reset), about as much as the write
+    of a small row: a category row one a statement took ~2 µs. `OR FAIL`, because with
+    the default ABORT SQLite keeps a statement journal for a multi-row INSERT (to undo
+    its own earlier rows on a conflict); the writer undoes its whole transaction on any
+    error instead. Fast only in `rows_transaction` (see there)."""
+    if not rows:
+        return
+    width = len(rows[0])
+    one = "(" + ", ".join("?" * width) + ")"
+    n = len(rows)
+    full = n - n % ROWS_PER_INSERT
+    chain = itertools.chain.from_iterable
+    if full:
+        conn.executemany(
+            f"{head} VALUES {', '.join([one] * ROWS_PER_INSERT)}",
+            [list(chain(rows[i : i + ROWS_PER_INSERT])) for i in range(0, full, ROWS_PER_INSERT)],
+        )
+    if full < n:
+        conn.execute(f"{head} VALUES {', '.join([one] * (n - full))}", list(chain(rows[full:])))
+
+
+def _split_key(key: str) -> tuple[str, str]:
+    source, sep, sid = key.partition(":")
+    if not sep or not source or not sid:
+        raise NotFoundError(f"{key!r} is not a record key of the form SOURCE:ID")
+    return source, sid

@@ -1,0 +1,100 @@
+"""The subjects tables in SQLite: each record's subjects (given or predicted, in rank
+order), its classification codes, and whether it has been classified (migration
+060_subjects.sql). The classify stage is `paperdesk.subjects.classify`."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from paperdesk.model import SourceRecord
+from paperdesk.store.codec import decode_record
+
+_CHUNK = 500
+
+
+def _chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
+    for i in range(0, len(items), _CHUNK):
+        yield items[i : i + _CHUNK]
+
+
+def _entry(subject: str, predicted: int, prob: float | None, pprob: float | None) -> dict[str, Any]:
+    e: dict[str, Any] = {"subject": subject, "predicted": bool(predicted)}
+    if predicted:
+        e["probability"] = prob
+        e["primary_probability"] = pprob
+    return e
+
+
+class SQLiteSubjects:
+    """The subjects repository of one connection."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+
+    def pending(self, upto_seq: int) -> Iterator[tuple[int, SourceRecord]]:
+        cur = self.conn.execute(
+            "SELECT r.seq, r.data FROM records r WHERE r.seq <= ? AND NOT EXISTS"
+            " (SELECT 1 FROM record_subjects_state s WHERE s.record_key = r.key) ORDER BY r.seq",
+            (upto_seq,),
+        )
+        while rows := cur.fetchmany(1000):
+            for seq, data in rows:
+                yield seq, decode_record(data)
+
+    def replace(
+        self,
+        keys: Sequence[str],
+        subjects: Sequence[tuple[str, int, str, int, float | None, float | None]],
+        codes: Sequence[tuple[str, int, str, str]],
+        states: Sequence[tuple[str, str | None, str]],
+    ) -> None:
+        for chunk in _chunks(list(keys)):
+            marks = ",".join("?" * len(chunk))
+            self.conn.execute(f"DELETE FROM record_subjects WHERE record_key IN ({marks})", chunk)  # noqa: S608
+            self.conn.execute(f"DELETE FROM record_codes WHERE record_key IN ({marks})", chunk)  # noqa: S608
+        self.conn.executemany("INSERT INTO record_subjects VALUES (?, ?, ?, ?, ?, ?)", subjects)
+        self.conn.executemany("INSERT INTO record_codes VALUES (?, ?, ?, ?)", codes)
+        self.conn.executemany("INSERT OR REPLACE INTO record_subjects_state VALUES (?, ?, ?)", states)
+
+    def of_records(self, keys: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+        """Stored subjects of each record, rank order: `{subject, predicted[, probability,
+        primary_probability]}`."""
+        out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for chunk in _chunks(list(keys)):
+            marks = ",".join("?" * len(chunk))
+            for key, subject, predicted, prob, pprob in self.conn.execute(
+                "SELECT record_key, subject, predicted, probability, primary_probability"  # noqa: S608
+                f" FROM record_subjects WHERE record_key IN ({marks}) ORDER BY record_key, rank",
+                chunk,
+            ):
+                out[key].append(_entry(subject, predicted, prob, pprob))
+        return dict(out)
+
+    def codes_of(self, key: str) -> list[dict[str, str]]:
+        return [
+            {"scheme": s, "code": c}
+            for s, c in self.conn.execute(
+                "SELECT scheme, code FROM record_codes WHERE record_key = ? ORDER BY position", (key,)
+            )
+        ]
+
+    def count_classified(self, keys: Sequence[str]) -> int:
+        n = 0
+        for chunk in _chunks(list(keys)):
+            marks = ",".join("?" * len(chunk))
+            n += self.conn.execute(
+                f"SELECT COUNT(*) FROM record_subjects_state WHERE record_key IN ({marks})",  # noqa: S608
+                chunk,
+            ).fetchone()[0]
+        return int(n)
+
+    def all_rows(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(record key, subject entry) of every record, by key and rank."""
+        for key, subject, predicted, prob, pprob in self.conn.execute(
+            "SELECT record_key, subject, predicted, probability, primary_probability"
+            " FROM record_subjects ORDER BY record_key, rank"
+        ):
+            yield key, _entry(subject, predicted, prob, pprob)
