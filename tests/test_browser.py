@@ -55,7 +55,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     db = tmp / "p.db"
     with open_store(db) as store:
         ingest_paths(store, [feed, hostile])
-        store.conn.execute("UPDATE records SET feed_date = '2025-03-17' WHERE source = 'evil'")
+        store.conn.execute("UPDATE records SET feed_date = '2025-03-17', appeared = '2025-03-17' WHERE source = 'evil'")
         resolve_works(store)
         resolve_authors(store)
         update_index(store)

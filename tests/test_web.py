@@ -40,7 +40,7 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> TestClient:
     with open_store(db) as store:
         ingest_paths(store, [feed, hostile, shared_file("arxiv/abs/hep-th/papers/9709/9709111.abs")])
         # the hostile record appears on a day of its own, the day before the feed starts
-        store.conn.execute("UPDATE records SET feed_date = '2025-03-17' WHERE source = 'evil'")
+        store.conn.execute("UPDATE records SET feed_date = '2025-03-17', appeared = '2025-03-17' WHERE source = 'evil'")
         resolve_works(store)
         resolve_authors(store)
         update_index(store)

@@ -87,7 +87,7 @@ absent."""
 AREA_OF = {
     "ingest": "records", "stats": "records", "records": "records", "record": "records",
     "harvest": "harvest",
-    "resolve": "works", "work": "works",
+    "resolve": "works", "work": "works", "pipeline": "works", "status": "works",
     "author": "authors", "authors": "authors",
     "subjects": "subjects", "classify": "subjects",
     "search": "search", "related": "search", "similar": "search", "reindex": "search",

@@ -3,19 +3,19 @@ predicted."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
 import click
 import orjson
 
+from paperdesk import pipeline
 from paperdesk.cli import Ctx, emit_json, emit_jsonl, handle_errors, main, pass_ctx
 
 # `subjects W12` routes to `subjects show W12`, exactly as `work W12` does.
 from paperdesk.cli.works import _WorkGroup as ShowByDefault
 from paperdesk.errors import PaperdeskError
-from paperdesk.subjects.classify import classify as classify_store
 from paperdesk.subjects.classify import subject_counts, work_subjects
 from paperdesk.subjects.taxonomy import load as load_taxonomy
 
@@ -25,24 +25,9 @@ _MAX_LINE = 1_000_000
 """Longer input lines are rejected, not parsed: one prediction needs a title and abstract."""
 
 
-def _model(path: Path | None) -> Any:
-    from paperdesk.subjects.classifier import load_model
-
-    try:
-        return load_model(path)
-    except (FileNotFoundError, ValueError, OSError) as exc:
-        raise PaperdeskError(str(exc)) from exc
-
-
-def _scored(pred: Any) -> list[dict[str, Any]]:
-    return [
-        {
-            "subject": s.subject,
-            "probability": s.probability,
-            "primary_probability": s.primary_probability,
-        }
-        for s in pred.subjects
-    ]
+# The subjects stage's own model loading and prediction shape (`paperdesk.pipeline`).
+_model = pipeline.load_subject_model
+_scored = pipeline.scored
 
 
 @main.group(cls=ShowByDefault)
@@ -266,30 +251,18 @@ def classify(ctx: Ctx, full: bool, model_path: Path | None, as_json: bool) -> No
 
     Without a trained model the source-given subjects are still recorded and the records
     that need a prediction wait (`pending`) for a run after `paperdesk subjects train`."""
-    from paperdesk.subjects.classifier import default_model_path
-
-    predictor = None
-    model_id = ""
-    if model_path is not None or default_model_path().exists():
-        model = _model(model_path)
-        model_id = str(model.meta.get("model_id") or "model")
-
-        def predictor(
-            items: Sequence[tuple[str | None, str | None]],
-        ) -> list[list[dict[str, Any]]]:
-            return [_scored(p) for p in model.predict(items)]
-
-    report = classify_store(ctx.store, predictor, model_id=model_id, full=full)
+    report = pipeline.run(ctx.store, ["subjects"], full=full, model_path=model_path)["subjects"]
     if as_json:
-        emit_json(report.to_dict())
+        emit_json(report)
         return
     click.echo(
-        f"{report.records:,} record(s) in {report.seconds:.1f}s: {report.given:,} with subjects "
-        f"from the source, {report.predicted:,} predicted, {report.no_text:,} without text"
+        f"{report['records']:,} record(s) in {report['seconds']:.1f}s: {report['given']:,} with"
+        f" subjects from the source, {report['predicted']:,} predicted, {report['no_text']:,}"
+        " without text"
     )
-    if report.pending:
+    if report["pending"]:
         click.echo(
-            f"{report.pending:,} record(s) without subjects wait for a model: run "
+            f"{report['pending']:,} record(s) without subjects wait for a model: run "
             f"`paperdesk subjects train`, then `paperdesk classify` again",
             err=True,
         )

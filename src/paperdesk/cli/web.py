@@ -13,21 +13,47 @@ from paperdesk.cli import Ctx, handle_errors, main, pass_ctx
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535))
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64),
               help="Server processes (SQLite reads scale across them).")
+@click.option("--background-stages", is_flag=True,
+              help="Also run every stage after ingest (`paperdesk pipeline`) in a process of"
+              " its own while serving; pages improve as each stage commits, /api/status"
+              " says how far it is.")
 @pass_ctx
 @handle_errors
-def serve(ctx: Ctx, host: str, port: int, workers: int) -> None:
+def serve(ctx: Ctx, host: str, port: int, workers: int, background_stages: bool) -> None:
     """Serve the site and the JSON API (http://HOST:PORT, OpenAPI at /openapi.json)."""
     import os
+    import signal
+    import subprocess
+    import sys
 
     import uvicorn
 
     ctx.store  # open (and migrate) once before the server starts  # noqa: B018
     os.environ[settings.DB.env] = str(ctx.db)  # what the server's workers open
+    stages = None
+    if background_stages:
+        stages = subprocess.Popen(  # noqa: S603 (our own interpreter and CLI)
+            [sys.executable, "-m", "paperdesk", "--db", str(ctx.db), "pipeline"],
+            start_new_session=True,  # its own group: its helper processes stop with it
+        )
+        click.echo(f"paperdesk: running the stages in the background (pid {stages.pid})",
+                   err=True)
     click.echo(f"paperdesk: serving {ctx.db} on http://{host}:{port}/", err=True)
-    uvicorn.run(
-        "paperdesk.web.asgi:app", host=host, port=port, workers=workers,
-        log_level="warning", proxy_headers=False,
-    )
+    try:
+        uvicorn.run(
+            "paperdesk.web.asgi:app", host=host, port=port, workers=workers,
+            log_level="warning", proxy_headers=False,
+        )
+    finally:
+        # The stages commit batch by batch: stopping them mid-stage leaves a store the
+        # next run (`paperdesk pipeline`, or this again) finishes.
+        if stages is not None and stages.poll() is None:
+            os.killpg(stages.pid, signal.SIGTERM)
+            try:
+                stages.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(stages.pid, signal.SIGKILL)
+                stages.wait()
 
 
 @main.group()

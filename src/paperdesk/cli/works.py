@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import getpass
 from typing import Any
 
@@ -10,7 +9,6 @@ import click
 
 from paperdesk.cli import Ctx, emit_json, handle_errors, main, pass_ctx
 from paperdesk.resolve.works_curate import get_work, list_curations, merge_works, split_work
-from paperdesk.resolve.works_run import resolve_works
 
 
 def _who() -> str:
@@ -30,21 +28,19 @@ def _who() -> str:
 def resolve(ctx: Ctx, full: bool, works_only: bool, no_index: bool, as_json: bool) -> None:
     """Group new records into works (and authors into profiles), incrementally; then
     bring the search index up to date with the new and changed works."""
-    report: dict[str, Any] = {"works": resolve_works(ctx.store, full=full).to_dict()}
-    if not works_only:
-        from paperdesk.resolve.authors import resolve_authors
+    from paperdesk import pipeline
 
-        report["authors"] = resolve_authors(ctx.store, full=full).to_dict()
-        if not report["authors"]["nickname_pairs"]:
-            click.echo(
-                "warning: no given-name variant pairs file was found (see PAPERDESK_NAME_VARIANTS"
-                " in docs/cli.md): nicknames such as Chris/Christopher are not joined",
-                err=True,
-            )
-    if not no_index:
-        from paperdesk.search.indexer import update_index  # only then: ~0.35 s to import
-
-        report["index"] = dataclasses.asdict(update_index(ctx.store))
+    stages = ["works"] + ([] if works_only else ["authors"]) + ([] if no_index else ["search"])
+    report: dict[str, Any] = {
+        ("index" if k == "search" else k): v
+        for k, v in pipeline.run(ctx.store, stages, full=full).items()
+    }
+    if "authors" in report and not report["authors"]["nickname_pairs"]:
+        click.echo(
+            "warning: no given-name variant pairs file was found (see PAPERDESK_NAME_VARIANTS"
+            " in docs/cli.md): nicknames such as Chris/Christopher are not joined",
+            err=True,
+        )
     if as_json:
         emit_json(report)
         return
@@ -67,6 +63,46 @@ def resolve(ctx: Ctx, full: bool, works_only: bool, no_index: bool, as_json: boo
             f"search index: {i['works_indexed']:,} work(s) indexed, "
             f"{i['vectors_computed']:,} vector(s) computed in {i['seconds']:.1f}s"
         )
+
+
+@main.command("pipeline")
+@click.option("--stage", "stages", multiple=True, type=click.Choice(["works", "authors", "subjects", "search"]),
+              help="Run only these stages (repeatable; default: every stage, in order).")
+@click.option("--full", is_flag=True, help="Re-run works, authors and subjects over every record.")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+@handle_errors
+def pipeline_cmd(ctx: Ctx, stages: tuple[str, ...], full: bool, as_json: bool) -> None:
+    """Run every stage after ingest, in order and incrementally: works, authors,
+    subjects, search. Progress is kept in the store for `paperdesk status` and
+    /api/status; a killed run is finished by the next."""
+    from paperdesk import pipeline
+
+    def said(name: str, seconds: float, report: dict[str, Any]) -> None:
+        if not as_json:
+            click.echo(f"{name}: done in {seconds:.1f}s", err=True)
+
+    reports = pipeline.run(ctx.store, stages or pipeline.STAGES, full=full, on_stage=said)
+    if as_json:
+        emit_json(reports)
+
+
+@main.command("status")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+@handle_errors
+def status_cmd(ctx: Ctx, as_json: bool) -> None:
+    """What the latest pipeline run did or is doing (the same as /api/status)."""
+    from paperdesk import pipeline
+
+    st = pipeline.status(ctx.store)
+    if as_json:
+        emit_json(st)
+        return
+    click.echo(f"pipeline: {st['state']}" + (f" ({st['error']})" if st["error"] else ""))
+    for s in st["stages"]:
+        took = f" in {s['seconds']:.1f}s" if s["seconds"] is not None else ""
+        click.echo(f"  {s['name']:<9} {s['state']}{took}")
 
 
 class _WorkGroup(click.Group):

@@ -28,14 +28,19 @@ def _marks(n: int) -> str:
     return ",".join("?" * n)
 
 
+# A record's day is `records.appeared` (migration 043): its feed day, else the day its
+# source published it, else the day the store received it, so every record is on a day.
+
+
 def latest_day(conn: sqlite3.Connection) -> str | None:
-    return conn.execute("SELECT MAX(feed_date) FROM records").fetchone()[0]
+    """The newest day that has any record."""
+    return conn.execute("SELECT MAX(appeared) FROM records").fetchone()[0]
 
 
 def neighbour_days(conn: sqlite3.Connection, day: str) -> tuple[str | None, str | None]:
     """The nearest earlier and later days that have papers (index seeks, not scans)."""
-    prev = conn.execute("SELECT MAX(feed_date) FROM records WHERE feed_date < ?", (day,))
-    nxt = conn.execute("SELECT MIN(feed_date) FROM records WHERE feed_date > ?", (day,))
+    prev = conn.execute("SELECT MAX(appeared) FROM records WHERE appeared < ?", (day,))
+    nxt = conn.execute("SELECT MIN(appeared) FROM records WHERE appeared > ?", (day,))
     return prev.fetchone()[0], nxt.fetchone()[0]
 
 
@@ -45,10 +50,10 @@ def day_records(conn: sqlite3.Connection, day: str) -> list[tuple[str, SourceRec
         sql = (
             "SELECT COALESCE('W' || wr.work_id, r.key), r.data FROM records r"
             " LEFT JOIN work_records wr ON wr.record_key = r.key"
-            " WHERE r.feed_date = ? ORDER BY r.rowid"
+            " WHERE r.appeared = ? ORDER BY r.rowid"
         )
     else:
-        sql = "SELECT r.key, r.data FROM records r WHERE r.feed_date = ? ORDER BY r.rowid"
+        sql = "SELECT r.key, r.data FROM records r WHERE r.appeared = ? ORDER BY r.rowid"
     return [(wid, decode_record(data)) for wid, data in conn.execute(sql, (day,))]
 
 
@@ -65,7 +70,7 @@ def day_index(conn: sqlite3.Connection, day: str) -> list[tuple[str, int, str | 
     else:
         wid, join = "r.key", ""
     # Only fixed SQL fragments are interpolated.
-    sql = f"SELECT {wid}, r.rowid, json_extract(CAST(r.data AS TEXT), '$.categories') FROM records r{join} WHERE r.feed_date = ? ORDER BY r.rowid"  # noqa: S608
+    sql = f"SELECT {wid}, r.rowid, json_extract(CAST(r.data AS TEXT), '$.categories') FROM records r{join} WHERE r.appeared = ? ORDER BY r.rowid"  # noqa: S608
     out: list[tuple[str, int, str | None]] = []
     for w, rowid, codes in conn.execute(sql, (day,)):
         listed: list[str | None] = (

@@ -170,6 +170,9 @@ def create_app(db: str | Path, settings: WebSettings | None = None) -> FastAPI:
     from paperdesk.web import curation
 
     curation.register(app)
+    from paperdesk.web import status
+
+    status.register(app)
     app.add_middleware(security.BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(security.SecurityHeaders)
     app.add_middleware(security.ServerTiming)

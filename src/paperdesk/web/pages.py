@@ -36,9 +36,12 @@ def render(request: Request, template: str, data: dict[str, Any]) -> HTMLRespons
     state = request.app.state
     for_cache = rendering_for_cache.get()
     nonce = request.cookies.get(security.CSRF_COOKIE) or security.new_nonce()
+    from paperdesk.web import status
+
     html = state.templates.get_template(template).render(
         request=request,
         data=data,
+        status=status.of(request),
         csrf=CSRF_PLACEHOLDER if for_cache else security.csrf_token(state.settings.secret_key, nonce),
         path=request.url.path,
         query=dict(request.query_params),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import re
 import sqlite3
 import sys
 from array import array
@@ -100,9 +101,23 @@ def known_payloads(
 
 # A record ready for the `records` and `payloads` tables, as a plain tuple:
 # (key, source, source_id, data, title, year, doi, arxiv_id, feed_date, submitted,
-#  latest_version, sha256, raw_format, raw, categories)
+#  latest_version, sha256, raw_format, raw, categories, source day)
 Row = tuple[Any, ...]
-ROW_DIGEST, ROW_FORMAT, ROW_RAW, ROW_CATEGORIES = 11, 12, 13, 14
+ROW_DIGEST, ROW_FORMAT, ROW_RAW, ROW_CATEGORIES, ROW_DAY = 11, 12, 13, 14, 15
+
+
+def source_day(rec: SourceRecord) -> str | None:
+    """The day the source says a record appeared: its feed day, else its publication day,
+    else its submission day (only a whole `YYYY-MM-DD`; a year or month says no day).
+    `records.appeared` is this, else the day the store first received the record
+    (migration 043 backfills the same rule)."""
+    for d in (rec.feed_date, rec.published, rec.submitted):
+        if d and _WHOLE_DAY.match(d):
+            return d[:10]
+    return None
+
+
+_WHOLE_DAY = re.compile(r"\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])")
 
 
 def prepare_row(rec: SourceRecord, digest: str) -> Row:
@@ -110,7 +125,7 @@ def prepare_row(rec: SourceRecord, digest: str) -> Row:
     return (
         rec.key, rec.source, rec.source_id, encode_record(rec), rec.title, rec.year, rec.doi,
         rec.arxiv_id, rec.feed_date, rec.submitted, rec.latest_version,
-        digest, rec.raw_format, rec.raw, tuple(rec.categories),
+        digest, rec.raw_format, rec.raw, tuple(rec.categories), source_day(rec),
     )
 
 

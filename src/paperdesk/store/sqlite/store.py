@@ -42,6 +42,7 @@ from paperdesk.store.sqlite.connection import (
 )
 from paperdesk.store.sqlite.records import (
     ROW_CATEGORIES,
+    ROW_DAY,
     ROW_DIGEST,
     ROW_FORMAT,
     ROW_RAW,
@@ -57,6 +58,7 @@ from paperdesk.store.sqlite.records import (
     known_payloads,
     payload_hash,
     prepare_row,
+    source_day,
 )
 from paperdesk.store.sqlite.search import SQLiteSearch
 from paperdesk.store.sqlite.subjects import SQLiteSubjects
@@ -434,15 +436,19 @@ class SQLiteStore:
             insert_rows(
                 self.conn,
                 "INSERT OR FAIL INTO records (rowid, key, source, source_id, data, title, year,"
-                " doi, arxiv_id, feed_date, submitted, latest_version, created_at, modified_at, seq)",
-                [(rowid, *row[:ROW_DIGEST], stamp, stamp, seq) for rowid, row in fresh.values()],
+                " doi, arxiv_id, feed_date, submitted, latest_version, created_at, modified_at, seq,"
+                " appeared)",
+                [
+                    (rowid, *row[:ROW_DIGEST], stamp, stamp, seq, row[ROW_DAY] or stamp[:10])
+                    for rowid, row in fresh.values()
+                ],
             )
             self.conn.executemany(
                 "UPDATE records SET data = ?, title = ?, year = ?, doi = ?, arxiv_id = ?,"
-                " feed_date = ?, submitted = ?, latest_version = ?, modified_at = ?, seq = ?"
-                " WHERE rowid = ?",
+                " feed_date = ?, submitted = ?, latest_version = ?, modified_at = ?, seq = ?,"
+                " appeared = COALESCE(?, appeared) WHERE rowid = ?",
                 [
-                    (*prepare_row(r, "")[3:ROW_DIGEST], stamp, seq, rowid)
+                    (*prepare_row(r, "")[3:ROW_DIGEST], stamp, seq, source_day(r), rowid)
                     for rowid, r in changed.items()
                 ],
             )

@@ -32,6 +32,25 @@ document.addEventListener("DOMContentLoaded", () => {
       setTimeout(() => { btn.textContent = "Copy BibTeX"; }, 1500);
     });
   }
+  // While the stages after ingest run, keep the status line current (/api/status).
+  const line = document.querySelector(".pipeline-status[data-state=running]");
+  if (line && window.fetch) {
+    const marks = { done: "\u2713", running: "(running)", waiting: "(waiting)", failed: "(failed)" };
+    const poll = async () => {
+      try {
+        const st = await (await fetch("/api/status", { cache: "no-store" })).json();
+        for (const s of st.stages || []) {
+          const el = line.querySelector(`.stage[data-stage="${s.name}"]`);
+          if (el) { el.dataset.state = s.state; el.textContent = `${s.name} ${marks[s.state] || s.state}`; }
+        }
+        line.dataset.state = st.state;
+        if (st.state === "running") { setTimeout(poll, 5000); return; }
+        line.firstChild.textContent = st.state === "ready"
+          ? "Every stage has finished: reload for the complete pages. " : `Stages ${st.state}: `;
+      } catch (e) { setTimeout(poll, 15000); }
+    };
+    setTimeout(poll, 5000);
+  }
   // The day picker and subject menu navigate as soon as they change.
   for (const el of document.querySelectorAll("form.pick input, form.pick select")) {
     el.addEventListener("change", () => el.form.submit());
