@@ -119,6 +119,40 @@ def test_a_run_whose_process_is_gone_is_interrupted(tmp_path: Path) -> None:
         assert pipeline.status(store)["stage"] == "works"
 
 
+def test_a_run_killed_mid_stage_is_finished_by_the_next(tmp_path: Path) -> None:
+    """SIGKILL `paperdesk pipeline` while a later stage runs: the stages before it stay
+    done, the status says `interrupted`, and the next run finishes without redoing them."""
+    db = tmp_path / "m.db"
+    ingest_mixed(db)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "paperdesk", "--db", str(db), "pipeline"],
+        env={**os.environ, "PAPERDESK_PROGRESS": "0"}, stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    killed_in = None
+    deadline = time.monotonic() + 240
+    with open_store(db) as store:
+        while proc.poll() is None and time.monotonic() < deadline:
+            st = pipeline.status(store)
+            if st["stage"] in ("authors", "subjects", "search"):
+                os.killpg(proc.pid, 9)
+                killed_in = st["stage"]
+                break
+            time.sleep(0.02)
+        proc.wait(30)
+        if killed_in is None:
+            pytest.skip("the run finished before a later stage could be caught")
+        st = pipeline.status(store)
+        assert st["state"] == "interrupted"
+        assert st["stages"][0]["state"] == "done"
+        reports = pipeline.run(store)
+        assert reports["works"]["records"] == 0
+        assert pipeline.status(store)["state"] == "ready"
+        from paperdesk.search.engine import SearchIndex
+
+        assert SearchIndex(store).search("Gaussian splatting", mode="keyword").hits
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
