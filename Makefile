@@ -28,9 +28,11 @@ $(KATEX): web-assets/package.json web-assets/package-lock.json
 	cp web-assets/node_modules/katex/dist/contrib/auto-render.min.js src/paperdesk/web/static/katex/contrib/
 	cp -r web-assets/node_modules/katex/dist/fonts src/paperdesk/web/static/katex/
 
+# --no-compile: pip would byte-compile all ~13,400 modules of the environment (~85 CPU-s,
+# most of them torch's, never imported here); Python compiles those it imports, once.
 $(STAMP): requirements.lock pyproject.toml $(KATEX)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PIP) install -q --disable-pip-version-check -r requirements.lock
+	$(PIP) install -q --disable-pip-version-check --no-compile -r requirements.lock
 	$(PIP) install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
