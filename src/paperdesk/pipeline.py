@@ -85,8 +85,8 @@ def subjects(
 ) -> dict[str, Any]:
     """Subjects of new records: the source's, else predicted by the model (`model_path`,
     else the shipped one; without any, records needing a prediction wait as `pending`)."""
-    from paperdesk.subjects.classify import classify
     from paperdesk.subjects.classifier import default_model_path
+    from paperdesk.subjects.classify import classify
 
     predictor = None
     model_id = ""
