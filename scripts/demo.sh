@@ -32,5 +32,4 @@ if [ -n "${PAPERDESK_DEMO_BESIDE:-}" ]; then
     # shellcheck disable=SC2086
     nohup nice -n 19 $PAPERDESK_DEMO_BESIDE >"$log" 2>&1 </dev/null &
 fi
-$PD stats
 exec $PD serve --host 127.0.0.1 --port "${PAPERDESK_PORT:-8000}" --background-stages
