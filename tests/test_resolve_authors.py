@@ -1077,60 +1077,52 @@ def test_profile_codec_gives_back_every_variant(openreview: LabelledSet, tmp_pat
     store.close()
 
 
-def test_profiles_migration_keeps_every_row_of_an_old_store(
-    openreview: LabelledSet, tmp_path: Path
+@pytest.mark.parametrize(
+    ("migration", "old_table"),
+    [
+        (  # the profile table as migrations 030-038 left it
+            "039_author_profiles_slim.sql",
+            "DROP TABLE author_profiles;"
+            " CREATE TABLE author_profiles (author_id TEXT PRIMARY KEY, name TEXT NOT NULL,"
+            " name_folded TEXT NOT NULL, block TEXT NOT NULL, n_signatures INTEGER NOT NULL,"
+            " n_records INTEGER NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,"
+            " givens TEXT, reps TEXT, variants TEXT);"
+            " CREATE INDEX author_profiles_fit ON author_profiles(block, givens, n_signatures, author_id);",
+        ),
+        (  # the sample table as migration 033 left it
+            "040_author_samples_keys.sql",
+            "DROP TABLE author_samples;"
+            " CREATE TABLE author_samples (sig_id TEXT PRIMARY KEY, meta BLOB NOT NULL, vec BLOB NOT NULL);",
+        ),
+    ],
+)
+def test_an_old_author_layout_is_rebuilt_not_migrated(
+    openreview: LabelledSet, tmp_path: Path, migration: str, old_table: str
 ) -> None:
-    """A store whose profiles are in the layout of migrations 030-038 (a rowid table with
-    JSON variants and ISO times, one row left without variants) is upgraded on open: every
-    profile row decodes to what it held and shows the same, and its next day stores
-    exactly what a store that had the slim rows from the start stores."""
+    """A store whose author tables are in an older layout (profiles before migration 039,
+    samples before 040) has them emptied on open and rebuilt by its next resolve (derived
+    data is rebuilt, not migrated: no Python functions in SQL for it); the curations are
+    kept, and the store then holds exactly what a store resolved from scratch holds."""
     recs = _records(openreview, {"Jun Liu", "Chelsea Finn", "Sergey Levine"})
     path = tmp_path / "old.db"
     store = _resolved(path, recs[:-8])
-    conn = store.conn
-    rows = list(db.profile_rows(conn))
-    shown = {p.author_id: db.get_profile_row(conn, p.author_id) for p in rows}
-    conn.executescript(  # the profile table as migrations 030-038 left it
-        "DROP TABLE author_profiles;"
-        " CREATE TABLE author_profiles (author_id TEXT PRIMARY KEY, name TEXT NOT NULL,"
-        " name_folded TEXT NOT NULL, block TEXT NOT NULL, n_signatures INTEGER NOT NULL,"
-        " n_records INTEGER NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,"
-        " givens TEXT, reps TEXT, variants TEXT);"
-        " CREATE INDEX author_profiles_fit ON author_profiles(block, givens, n_signatures, author_id);"
-        " DELETE FROM migrations WHERE name = '039_author_profiles_slim.sql';"
-    )
-    conn.executemany(
-        "INSERT INTO author_profiles VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            (
-                p.author_id, p.name, p.name_folded, p.block, p.n_signatures, p.n_records,
-                shown[p.author_id]["created_at"], shown[p.author_id]["updated_at"],  # type: ignore[index]
-                json.dumps(p.givens), json.dumps(p.reps),
-                None if k == 0 else json.dumps(p.variants),
-            )
-            for k, p in enumerate(rows)
-        ),
-    )
+    store.conn.executescript(old_table)
+    store.conn.execute("DELETE FROM migrations WHERE name = ?", (migration,))
     store.close()
-    reference = _resolved(tmp_path / "new.db", recs[:-8])
     store = open_store(path)
     conn = store.conn
-    assert conn.execute(
-        "SELECT name FROM sqlite_master WHERE tbl_name = 'author_profiles' ORDER BY name"
-    ).fetchall() == [("author_profiles",), ("author_profiles_fit",)]
-    with pytest.raises(sqlite3.OperationalError):  # WITHOUT ROWID: no id index beside it
-        conn.execute("SELECT rowid FROM author_profiles")
-    migrated = list(db.profile_rows(conn))
-    assert migrated[1:] == rows[1:] and migrated[0].variants == []
-    assert {p.author_id: db.get_profile_row(conn, p.author_id) for p in rows} == shown
-    assert db.profile_states(conn, [rows[0].author_id])[rows[0].author_id].variants is None
-    for s in (store, reference):
-        s.put_records(recs[-8:], origin="test")
-        resolve_authors(s)
-    drop = {rows[0].author_id}  # recounted from its signatures: equal unless the day grew it
-    assert [p for p in db.profile_rows(conn) if p.author_id not in drop] == [
-        p for p in db.profile_rows(reference.conn) if p.author_id not in drop
-    ]
+    assert conn.execute("SELECT COUNT(*) FROM author_signatures").fetchone() == (0,)
+    assert store.get_checkpoint("authors") is None
+    with pytest.raises(sqlite3.OperationalError):  # WITHOUT ROWID, as a new store has it
+        conn.execute(
+            "SELECT rowid FROM author_profiles" if "039" in migration else "SELECT rowid FROM author_samples"
+        )
+    store.put_records(recs[-8:], origin="test")
+    assert resolve_authors(store).full
+    reference = _resolved(tmp_path / "new.db", recs)
+    for q in ("SELECT * FROM author_samples ORDER BY 1", "SELECT * FROM author_signatures ORDER BY 1"):
+        assert conn.execute(q).fetchall() == reference.conn.execute(q).fetchall()
+    assert list(db.profile_rows(conn)) == list(db.profile_rows(reference.conn))
     store.close()
     reference.close()
 
@@ -1168,73 +1160,6 @@ def test_members_with_coded_keys_score_like_their_records(openreview: LabelledSe
     for a, b in ((left, right), (right, left)):
         assert np.array_equal(pair_rows(codes, a, b), pair_rows(text, a, b))
         assert np.array_equal(pair_cannot(codes, a, b), pair_cannot(text, a, b))
-
-
-def test_samples_migration_keeps_every_sample_of_an_old_store(
-    openreview: LabelledSet, tmp_path: Path
-) -> None:
-    """A store whose samples are in the layout of migration 033 (co-author keys inside the
-    JSON) is upgraded on open: every sample decodes to the signature and vector it held,
-    and its next day stores exactly what a store that had the new layout from the start
-    stores, samples included."""
-    import orjson
-
-    from paperdesk.resolve import authors_samples
-    from paperdesk.store.samples_codec import pack_keys
-
-    recs = _records(openreview, {"Jun Liu", "Chelsea Finn", "Sergey Levine"})
-    path = tmp_path / "old.db"
-    store = _resolved(path, recs[:-8])
-    conn = store.conn
-    new_form = conn.execute("SELECT sig_id, meta, keys, vec FROM author_samples").fetchall()
-    held = {s: authors_samples.decode(s, m, k, v) for s, m, k, v in new_form}
-    old_form = []
-    for sig_id, meta, keys, vec in new_form:
-        fields = orjson.loads(meta)
-        text_keys = sorted(_record_keys(recs, sig_id))
-        assert pack_keys(text_keys) == keys
-        fields.insert(10, text_keys)  # where migration 033's JSON held them
-        old_form.append((sig_id, orjson.dumps(fields), vec))
-    conn.executescript(  # the sample table as migration 033 left it
-        "DROP TABLE author_samples;"
-        " CREATE TABLE author_samples (sig_id TEXT PRIMARY KEY, meta BLOB NOT NULL, vec BLOB NOT NULL);"
-        " DELETE FROM migrations WHERE name = '040_author_samples_keys.sql';"
-    )
-    conn.executemany("INSERT INTO author_samples VALUES (?, ?, ?)", old_form)
-    store.close()
-    reference = _resolved(tmp_path / "new.db", recs[:-8])
-    store = open_store(path)
-    conn = store.conn
-    with pytest.raises(sqlite3.OperationalError):  # WITHOUT ROWID: rows in the id's B-tree
-        conn.execute("SELECT rowid FROM author_samples")
-    got = conn.execute("SELECT sig_id, meta, keys, vec FROM author_samples ORDER BY sig_id")
-    migrated = got.fetchall()
-    assert len(migrated) == len(new_form) > 20
-    for sig_id, meta, keys, vec in migrated:
-        (sig, (idx, val)), (want, (widx, wval)) = (
-            authors_samples.decode(sig_id, meta, keys, vec), held[sig_id]
-        )
-        assert {**sig.__dict__, "key_codes": None} == {**want.__dict__, "key_codes": None}
-        assert sig.key_codes.tolist() == want.key_codes.tolist()  # type: ignore[union-attr]
-        assert idx.tolist() == widx.tolist() and val.tolist() == wval.tolist()
-    for s in (store, reference):
-        s.put_records(recs[-8:], origin="test")
-        assert not resolve_authors(s).full
-    q = "SELECT * FROM {} ORDER BY 1"
-    for table in ("author_samples", "author_signatures"):
-        assert conn.execute(q.format(table)).fetchall() == reference.conn.execute(
-            q.format(table)
-        ).fetchall()
-    assert list(db.profile_rows(conn)) == list(db.profile_rows(reference.conn))
-    store.close()
-    reference.close()
-
-
-def _record_keys(recs: list, sig_id: str) -> frozenset[str]:
-    """The co-author keys (blocking keys of every author) of a signature's record."""
-    key = sig_id.rpartition("#")[0]
-    rec = next(r for r in recs if r.key == key)
-    return signatures_from_record(rec)[0].coauthors
 
 
 def test_put_profiles_with_stored_blocks_writes_what_a_base_look_up_does(tmp_path: Path) -> None:

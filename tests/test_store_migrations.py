@@ -10,11 +10,13 @@ from importlib import resources
 from itertools import islice
 from pathlib import Path
 
+import pytest
+
 from conftest import shared_file
 from paperdesk import normalize, sources
 from paperdesk.ingest import ingest_paths
 from paperdesk.store import catalog, open_store
-from paperdesk.store.sqlite import digest_key, payload_hash, prepare_row
+from paperdesk.store.sqlite import payload_hash, prepare_row
 
 FEED = "arxiv/daily-feed-2025-03-to-2026-04.jsonl.gz"
 PAYLOADS = "SELECT id, record_rowid, sha256, format, origin, received_at, body FROM payloads"
@@ -116,7 +118,6 @@ def test_a_payload_is_known_only_to_its_own_record(tmp_path: Path) -> None:
         )
         asked = [("x:1", a), ("x:1", b), ("x:2", a), ("y:1", b)]
         assert store.known_payloads(asked) == {("x:1", a)}
-        assert digest_key("f" * 64) == -1 and digest_key("7" + "f" * 63) == 2**63 - 1
 
 
 # The readers' queries as they were before migration 005 (record_categories keyed by record).
@@ -178,3 +179,52 @@ def test_category_migration_keeps_every_code_and_every_answer(tmp_path: Path) ->
             assert [w for w, _ in got] == [k for k, _ in before]
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+
+
+def _works_records() -> list:
+    from paperdesk.model import Author, SourceRecord
+
+    recs = [
+        SourceRecord(
+            "arxiv", f"2501.0000{i}", arxiv_id=f"2501.0000{i}", title=f"A study of topic {i} in depth",
+            authors=[Author("Ada Lovelace")], raw=f"r{i}".encode(), raw_format="test",
+        )
+        for i in range(6)
+    ]
+    recs.append(
+        SourceRecord(
+            "crossref", "x1", doi="10.1000/x1", arxiv_id="2501.00001",
+            title="A Study of Topic 1 in Depth", raw=b"c", raw_format="test",
+        )
+    )
+    return [normalize.finish(r) for r in recs]
+
+
+def test_a_new_derived_format_is_rebuilt_not_migrated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Derived tables carry a format version (migration 065): a store whose works or
+    subjects are in another format than the code's gets a full run of that stage — the
+    works keep their ids — and then records the new format; later runs are incremental."""
+    import paperdesk.resolve.works_run as works_run
+    import paperdesk.subjects.classify as classify_stage
+    from paperdesk.resolve.works_curate import work_ids_for
+
+    store = open_store(tmp_path / "f.db")
+    assert store.derived_format("works") == works_run.FORMAT == 1
+    store.put_records(_works_records(), origin="t")
+    assert works_run.resolve_works(store).records == 7
+    before = work_ids_for(store, [r.key for r in _works_records()])
+    assert len(set(before.values())) == 6
+    assert works_run.resolve_works(store).records == 0
+    monkeypatch.setattr(works_run, "FORMAT", 2)
+    again = works_run.resolve_works(store)
+    assert again.records == 7 and store.derived_format("works") == 2
+    assert work_ids_for(store, list(before)) == before
+    assert works_run.resolve_works(store).records == 0
+
+    assert classify_stage.classify(store, None, model_id="").records == 7
+    assert classify_stage.classify(store, None, model_id="").records == 0
+    monkeypatch.setattr(classify_stage, "FORMAT", 2)
+    assert classify_stage.classify(store, None, model_id="").records == 7
+    assert store.derived_format("subjects") == 2
+    assert classify_stage.classify(store, None, model_id="").records == 0
+    store.close()

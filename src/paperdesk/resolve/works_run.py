@@ -42,6 +42,9 @@ from paperdesk.store.base import Store, WorkRepository, now
 from paperdesk.store.codec import decode_record
 
 CHECKPOINT = "resolve.works.seq"
+FORMAT = 1
+"""The format of the works tables this code writes: a store holding another is rebuilt by
+its next run (a full run, keeping work ids), not migrated."""
 PARALLEL_MIN = 50_000
 """Runs with fewer changed records featurise in-process."""
 DOC_CACHE = 400_000
@@ -81,6 +84,9 @@ def resolve_works(
 ) -> ResolveReport:
     """Resolve records changed since the last run into works (all records when `full`).
 
+    A store whose works tables are in another format than this code's (`FORMAT`) gets a
+    full run.
+
     `in_memory`: hold the stored LSH keys in memory for the run (default: when at least
     PARALLEL_MIN records are to resolve; loading them costs more than a small run saves).
 
@@ -88,8 +94,12 @@ def resolve_works(
     what it allocates, and the collector's passes over everything the process holds were
     ~1 s of the works stage of a 1M store's day (niced dev runs); a full run keeps it,
     to be safe over its long life."""
+    full = full or store.derived_format("works") != FORMAT
     with gc_paused(not full):
-        return _resolve_works(store, full, batch_size, threshold, workers, in_memory, progress)
+        report = _resolve_works(store, full, batch_size, threshold, workers, in_memory, progress)
+    if full:
+        store.set_derived_format("works", FORMAT)
+    return report
 
 
 def _resolve_works(

@@ -370,6 +370,16 @@ class Store(Protocol):
     def count_records(self, source: str | None = None) -> int: ...
 
     # -- bookkeeping --
+    def derived_format(self, name: str) -> int | None:
+        """The format version of stage `name`'s derived tables (None: never recorded)."""
+        ...
+
+    def set_derived_format(self, name: str, version: int) -> None: ...
+
+    def count_changed(self, after_seq: int) -> int:
+        """Records inserted or changed after `after_seq`."""
+        ...
+
     def get_checkpoint(self, name: str) -> Any | None: ...
 
     def set_checkpoint(self, name: str, value: Any) -> None:

@@ -27,6 +27,9 @@ from paperdesk.store.base import Store, now
 from paperdesk.subjects.taxonomy import Taxonomy, load, split_categories
 
 CHECKPOINT = "subjects.classify.seq"
+FORMAT = 1
+"""The format of the subjects tables this code writes: a store holding another is
+re-classified whole by its next run, not migrated."""
 _BATCH = 1000
 
 Predictor = Callable[[Sequence[tuple[str | None, str | None]]], list[list[dict[str, Any]]]]
@@ -62,6 +65,7 @@ def classify(
     tax = tax or load()
     t0 = time.perf_counter()
     report = ClassifyReport()
+    full = full or store.derived_format("subjects") != FORMAT
     after = 0 if full else int(store.get_checkpoint(CHECKPOINT) or 0)
     batch: list[tuple[int, SourceRecord]] = []
     todo = store.iter_changed(after)
@@ -76,6 +80,8 @@ def classify(
         _classify_batch(store, batch, predict, model_id, tax, report)
     if report.last_seq > after:  # pending records picked up may be older than the checkpoint
         store.set_checkpoint(CHECKPOINT, report.last_seq)
+    if full:
+        store.set_derived_format("subjects", FORMAT)
     report.seconds = round(time.perf_counter() - t0, 2)
     return report
 

@@ -6,7 +6,8 @@
 -- compared on look-up (`known_payloads`), so a prefix shared by two payloads is harmless;
 -- the writer checks it inside its write transaction, which is what keeps payloads unique.
 -- The table is rebuilt (SQLite cannot drop a UNIQUE constraint): ids, rows and bodies are
--- copied unchanged. `paperdesk_digest_key` is registered by the store on every connection.
+-- copied unchanged. (006 drops the digest again and nothing reads it in between, so an old
+-- store on its way there fills it with 0: no Python function in SQL for it any more.)
 CREATE TABLE payloads_new (
     id INTEGER PRIMARY KEY,
     record_rowid INTEGER NOT NULL REFERENCES records(rowid),
@@ -18,7 +19,7 @@ CREATE TABLE payloads_new (
     body BLOB NOT NULL
 );
 INSERT INTO payloads_new (id, record_rowid, digest, sha256, format, origin, received_at, body)
-SELECT id, record_rowid, paperdesk_digest_key(sha256), sha256, format, origin, received_at, body
+SELECT id, record_rowid, 0, sha256, format, origin, received_at, body
 FROM payloads ORDER BY id;
 DROP TABLE payloads;
 ALTER TABLE payloads_new RENAME TO payloads;

@@ -5,6 +5,18 @@
 -- rows keep what they held in about half the bytes (`paperdesk.store.profiles_codec`):
 -- variants without the fields their name predicts, the folded name NULL where the
 -- display name predicts it, times as Unix seconds. `paperdesk.store.authors` decodes them.
+-- Derived data is rebuilt, not migrated (docs/architecture.md): a store still in the older
+-- layout has its author tables emptied here, and its next `resolve` rebuilds them from the
+-- records (the author stage's checkpoint is reset, so that run clusters every block; the
+-- curations are kept and applied again). No Python function in SQL is needed for it.
+DELETE FROM author_profiles;
+DELETE FROM author_signatures;
+DELETE FROM author_members;
+DELETE FROM author_samples;
+DELETE FROM author_names;
+DELETE FROM author_blocks;
+DELETE FROM author_redirects;
+DELETE FROM checkpoints WHERE name = 'authors';
 CREATE TABLE author_profiles_039 (
     author_id TEXT PRIMARY KEY,
     name TEXT NOT NULL,                  -- canonical display name
@@ -18,12 +30,6 @@ CREATE TABLE author_profiles_039 (
     created_at INTEGER NOT NULL,         -- Unix seconds
     updated_at INTEGER NOT NULL
 ) WITHOUT ROWID;
-INSERT INTO author_profiles_039 (author_id, name, name_folded, block, n_signatures,
-    n_records, givens, reps, variants, created_at, updated_at)
-    SELECT author_id, name, paperdesk_pack_folded(name, name_folded), block, n_signatures,
-        n_records, givens, reps, paperdesk_pack_variants(variants, block),
-        paperdesk_pack_time(created_at), paperdesk_pack_time(updated_at)
-    FROM author_profiles ORDER BY author_id;
 DROP TABLE author_profiles;
 ALTER TABLE author_profiles_039 RENAME TO author_profiles;
 CREATE INDEX author_profiles_fit ON author_profiles(block, givens, n_signatures, author_id);

@@ -12,23 +12,13 @@ from array import array
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import orjson
-
 from paperdesk.errors import NotFoundError, StoreError
 from paperdesk.model import SourceRecord
-from paperdesk.store import profiles_codec
 from paperdesk.store.codec import decode_record, encode_record
 
 
 def payload_hash(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()
-
-
-def digest_key(sha256_hex: str) -> int:
-    """The first 8 bytes of a payload hash as a signed big-endian int64: the key of the
-    `payloads.digest` column that migration 003 added and 006 dropped (kept for 003, which
-    an old store still runs on its way to 006)."""
-    return int.from_bytes(bytes.fromhex(sha256_hex[:16]), "big", signed=True)
 
 
 def pack_ids(ids: Iterable[int]) -> bytes:
@@ -61,12 +51,6 @@ class PackIds:
 
     def finalize(self) -> bytes:
         return pack_ids(self.ids)
-
-
-def _pack_variants_sql(variants: str | None, block: str) -> str | None:
-    """SQL `paperdesk_pack_variants(variants, block)`: a stored JSON variant list (migration
-    034) in the form of `profiles_codec.pack_variants`; NULL stays NULL."""
-    return None if variants is None else profiles_codec.pack_variants(orjson.loads(variants), block)
 
 
 _KNOWN_SQL = (

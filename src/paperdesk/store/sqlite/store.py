@@ -23,7 +23,6 @@ import orjson
 from paperdesk.errors import NotFoundError, StoreError
 from paperdesk.merge import merge_records
 from paperdesk.model import SourceRecord
-from paperdesk.store import profiles_codec, samples_codec
 from paperdesk.store.base import PutResult, Reject, now
 from paperdesk.store.sqlite.connection import (
     _ASIDE_CHILD,
@@ -48,11 +47,9 @@ from paperdesk.store.sqlite.records import (
     ROW_RAW,
     PackIds,
     Row,
-    _pack_variants_sql,
     _row_record,
     _split_key,
     decode_record,
-    digest_key,
     encode_record,
     insert_rows,
     known_payloads,
@@ -83,17 +80,9 @@ class SQLiteStore:
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open database {self.path}: {exc}") from exc
         self._repositories()
-        # Used by migration 003 to key existing payloads.
-        self.conn.create_function("paperdesk_digest_key", 1, digest_key, deterministic=True)
-        # Used by migration 038 and a full author run to pack each profile's members.
+        # The one Python function in SQL: a full author run (and migration 038) packs each
+        # profile's members with it (SQLite-only; PostgreSQL would use array_agg).
         self.conn.create_aggregate("paperdesk_pack_ids", 1, PackIds)  # type: ignore[arg-type]  # typeshed: finalize -> int; bytes work
-        # Used by migration 039 to store profile rows in their slim form.
-        self.conn.create_function("paperdesk_pack_folded", 2, profiles_codec.pack_folded, deterministic=True)
-        self.conn.create_function("paperdesk_pack_time", 1, profiles_codec.pack_time, deterministic=True)
-        self.conn.create_function("paperdesk_pack_variants", 2, _pack_variants_sql, deterministic=True)
-        # Used by migration 040 to keep samples' co-author keys as packed codes.
-        self.conn.create_function("paperdesk_sample_meta", 1, samples_codec.meta_without_keys, deterministic=True)
-        self.conn.create_function("paperdesk_sample_keys", 1, samples_codec.keys_of_meta, deterministic=True)
         if self.conn.execute("PRAGMA page_count").fetchone()[0] == 0:
             # A new database gets 16 KiB pages (only possible before its first write): a
             # record row (~2 KB of JSON) and its payload (~2 KB) rarely spill into overflow
@@ -566,6 +555,23 @@ class SQLiteStore:
         while rows := cur.fetchmany(1000):
             for seq, data in rows:
                 yield seq, decode_record(data)
+
+    def derived_format(self, name: str) -> int | None:
+        """The format version of stage `name`'s derived tables (None: never recorded)."""
+        row = self.conn.execute("SELECT version FROM derived_formats WHERE name = ?", (name,))
+        found = row.fetchone()
+        return None if found is None else int(found[0])
+
+    def set_derived_format(self, name: str, version: int) -> None:
+        """Record that stage `name`'s tables are in format `version` (inside the caller's
+        transaction, with the rebuild that made them so)."""
+        with self.transaction():
+            self.conn.execute(
+                "INSERT INTO derived_formats (name, version, updated_at) VALUES (?, ?, ?)"
+                " ON CONFLICT(name) DO UPDATE SET version = excluded.version,"
+                " updated_at = excluded.updated_at",
+                (name, version, now()),
+            )
 
     def count_changed(self, after_seq: int) -> int:
         """Records inserted or changed after `after_seq`."""
