@@ -77,10 +77,18 @@ def _jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
     return path
 
 
-def _inputs(name: str, tmp: Path) -> tuple[list[Path], list[str]]:
+def _inputs(name: str, tmp: Path, feed_lines: int = 0) -> tuple[list[Path], list[str]]:
     """The files to ingest for a data set and the search queries to dump."""
     if name == "feed":
         feed = SHARED / "arxiv" / "daily-feed-2025-03-to-2026-04.jsonl.gz"
+        if feed_lines:  # the first lines only (a quicker check)
+            part = tmp / f"feed-{feed_lines}.jsonl.gz"
+            with gzip.open(feed, "rb") as f, gzip.open(part, "wb") as out:
+                for i, line in enumerate(f):
+                    if i >= feed_lines:
+                        break
+                    out.write(line)
+            feed = part
         rng = random.Random(16)
         titles = []
         with gzip.open(feed, "rt", encoding="utf-8") as f:
@@ -136,7 +144,7 @@ def _dump_db(db: Path) -> dict[str, Any]:
             "subjects": dict(sorted(subjects.items())), "codes": codes}
 
 
-def build(src: Path, name: str, work: Path) -> dict[str, Any]:
+def build(src: Path, name: str, work: Path, feed_lines: int = 0) -> dict[str, Any]:
     work.mkdir(parents=True, exist_ok=True)
     db = work / f"{name}.db"
     for p in work.glob(f"{name}.db*"):
@@ -146,7 +154,7 @@ def build(src: Path, name: str, work: Path) -> dict[str, Any]:
             shutil.rmtree(p)
         else:
             p.unlink()
-    files, queries = _inputs(name, work)
+    files, queries = _inputs(name, work, feed_lines)
     _cli(src, db, "ingest", "--on-error", "skip", *map(str, files))
     _cli(src, db, "resolve", "--json")
     _cli(src, db, "classify", "--json")
@@ -185,6 +193,7 @@ def main() -> int:
     ap.add_argument("--sets", default=",".join(SETS))
     ap.add_argument("--work", type=Path, default=None, help="where the stores go (default: a temp dir)")
     ap.add_argument("--diff", nargs=2, type=Path, metavar=("A", "B"))
+    ap.add_argument("--feed-lines", type=int, default=0, help="only the feed's first N lines")
     args = ap.parse_args()
     if args.diff:
         a, b = (json.loads(p.read_text()) for p in args.diff)
@@ -194,7 +203,7 @@ def main() -> int:
     work = args.work or Path(tempfile.mkdtemp(prefix="paperdesk-compare-"))
     result = {}
     for name in args.sets.split(","):
-        result[name] = build(args.src.resolve(), name, work)
+        result[name] = build(args.src.resolve(), name, work, args.feed_lines)
         print(f"{name}: {len(result[name]['works'])} works, {len(result[name]['authors'])} signatures",
               file=sys.stderr)
     args.out.write_text(json.dumps(result, sort_keys=True))
