@@ -111,3 +111,41 @@ def test_stopping_early_shuts_the_pool_down() -> None:
     import multiprocessing
 
     assert multiprocessing.active_children() == []
+
+
+KILLED_PARENT = """
+import multiprocessing, time
+from paperdesk import parallel
+results = parallel.map_batches(time.sleep, [0.0, 0.0, 60.0, 60.0, 60.0], processes=2)
+next(results)
+print(" ".join(str(p.pid) for p in multiprocessing.active_children()), flush=True)
+time.sleep(120)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
+def test_workers_end_when_their_parent_is_killed() -> None:
+    """A SIGKILLed ingest cannot shut its pool down: its workers must not stay behind."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-c", KILLED_PARENT], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    pids = [int(p) for p in proc.stdout.readline().split()]
+    assert len(pids) == 2 and all(_alive(p) for p in pids)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.1)
+    assert not any(_alive(p) for p in pids)

@@ -21,6 +21,8 @@ likewise after the results of every batch produced before it. A worker that dies
 out of memory) or cannot start raises `PaperdeskError` naming the setting to fall back on.
 Closing the generator early (a `break`, an error in the consumer) shuts the pool down.
 
+A worker whose parent is killed outright ends itself within a second.
+
 Workers are started with `spawn`, never `fork`: the parent holds SQLite handles and
 threads. Starting them costs each its imports (~0.5 s of CPU), so callers use the pool for
 inputs big enough to pay for that and pass `workers=1` (or small inputs) otherwise.
@@ -33,6 +35,8 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import sys
+import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -107,7 +111,8 @@ def _pooled(
     ahead: int,
 ) -> Iterator[R]:
     pool = ProcessPoolExecutor(
-        n, mp_context=mp.get_context("spawn"), initializer=initializer, initargs=initargs
+        n, mp_context=mp.get_context("spawn"), initializer=_start_worker,
+        initargs=(os.getpid(), initializer, initargs),
     )
     pending: deque[Future[R]] = deque()
     source: Iterator[T] = _chain(first, rest)
@@ -140,6 +145,26 @@ def _pooled(
         for future in pending:
             future.cancel()
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _start_worker(
+    parent: int, initializer: Callable[..., object] | None, initargs: tuple[Any, ...]
+) -> None:
+    """A worker's first act: leave when the parent is gone, then the caller's initializer.
+
+    A parent killed outright (SIGKILL, out of memory) cannot shut the pool down, and an
+    idle worker waits on its task queue forever (it holds that queue's write end itself,
+    so it never sees the end of it): a thread checks every half second that the parent is
+    still there and otherwise ends the process at once."""
+    threading.Thread(target=_watch, args=(parent,), name="parent-watch", daemon=True).start()
+    if initializer is not None:
+        initializer(*initargs)
+
+
+def _watch(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)  # no parent to report to, nothing of this process to keep
 
 
 def _chain(first: list[T], rest: Iterator[T]) -> Iterator[T]:
