@@ -7,7 +7,6 @@ a few blocks at a time so the whole file runs in seconds.
 from __future__ import annotations
 
 import json
-import os
 import random
 import sqlite3
 from collections import Counter, defaultdict
@@ -20,7 +19,8 @@ from click.testing import CliRunner
 
 from conftest import shared_file
 from paperdesk.resolve import authors_names
-from paperdesk.resolve.authors import claim_record, merge_authors, resolve_authors, split_author
+from paperdesk.resolve.authors import resolve_authors
+from paperdesk.resolve.authors_curate import claim_record, merge_authors, split_author
 from paperdesk.resolve.authors_disambiguate import disambiguate
 from paperdesk.resolve.authors_eval import (
     LabelledSet,
@@ -587,34 +587,19 @@ def test_incremental_day_agrees_with_a_full_run(
     inc.close()
 
 
-@pytest.mark.parametrize("forked", [False, True])
 def test_profile_rows_after_a_day_equal_a_recount(
-    openreview: LabelledSet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forked: bool
+    openreview: LabelledSet, tmp_path: Path
 ) -> None:
     """A day updates the rows of profiles that only gained signatures from their stored
     variant counts (no re-read of their signatures): every row must still equal what its
-    signatures say — also where a forked process computes those rows (a 1M day's ~10k;
-    `forked` lowers the threshold to this day's few)."""
-    import paperdesk.resolve.authors as resolve_module
-
-    monkeypatch.setattr(resolve_module, "GROWN_AHEAD_MIN", 0 if forked else 10**9)
-    # other tests may have left tqdm's idle monitor thread, which stops the fork
-    monkeypatch.setattr(resolve_module.threading, "active_count", lambda: 1)
-    used: list[bool] = []
-    ahead = resolve_module._grown_ahead
-    monkeypatch.setattr(
-        resolve_module, "_grown_ahead",
-        lambda grown, size: used.append(r := ahead(grown, size)) or r,  # type: ignore[func-returns-value]
-    )
+    signatures say."""
     recs = _records(openreview, {"Jun Liu", "Chelsea Finn", "Sergey Levine"})
     store = open_store(tmp_path / "r.db")
     store.put_records(recs[:-10], origin="test")
     resolve_authors(store)
     before = db.profile_ids(store.conn)
     store.put_records(recs[-10:], origin="test")
-    used.clear()
     day = resolve_authors(store)
-    assert [r is not None for r in used] == [forked]
     after = db.profile_ids(store.conn)
     # The stats count the profiles the day made, not those its signatures joined.
     assert (day.profiles_created, day.profiles_removed) == (len(after - before), len(before - after))
@@ -673,14 +658,6 @@ def test_day_in_workers_gives_the_one_process_day(
         return solved[-1]
 
     monkeypatch.setattr(ctx, "solve_day", spy)
-    texts: list[object] = []  # what the texts helper (a fresh process) handed back
-    real_get = ctx.TextsAhead.get
-
-    def get_spy(self: ctx.TextsAhead) -> object:
-        texts.append(real_get(self))
-        return texts[-1]
-
-    monkeypatch.setattr(ctx.TextsAhead, "get", get_spy)
 
     def run(name: str, minimum: int, curate: bool) -> tuple[list, ...]:
         store = open_store(tmp_path / name)
@@ -716,12 +693,10 @@ def test_day_in_workers_gives_the_one_process_day(
         assert not solved
         if not curate:
             assert serial == slow
-        texts.clear()
         workers = run(f"workers{curate}.db", 0, curate)
         assert len(solved) == 1
         if not curate:
             assert solved[0] is not None  # the day really ran in the workers
-            assert len(texts) == 1 and texts[0] is not None  # with the helper's vectors
         assert workers == serial
 
 
@@ -1202,39 +1177,3 @@ def test_put_profiles_with_stored_blocks_writes_what_a_base_look_up_does(tmp_pat
     assert tables["given"] == tables["looked up"]
     assert tables["given"]["author_profiles"] == [("a1", "lovelace ad", 3), ("a2", "lovelace a", 1)]
     assert [r[0] for r in tables["given"]["author_profiles_delta"]] == ["a2", "a3", "a4"]
-
-
-def test_grown_ahead_returns_the_child_result_or_computes_it_here(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """`_grown_ahead` hands back what the forked process computed; if that process fails,
-    the same function runs in this one. No fork while another thread is alive."""
-    import threading
-
-    from paperdesk.resolve.authors import _grown_ahead
-
-    release = threading.Event()
-    other = threading.Thread(target=release.wait)
-    other.start()
-    try:
-        assert _grown_ahead(lambda: ([], set()), 10**6) is None
-    finally:
-        release.set()
-        other.join()
-    # other tests may have left tqdm's idle monitor thread
-    monkeypatch.setattr(threading, "active_count", lambda: 1)
-    result = ([("a1", "Ada", None, "lovelace a", 1, 1, "[]", "[]", "[]")], {"a2"})
-    wait = _grown_ahead(lambda: result, 10**6)
-    assert wait is not None and wait() == result
-    assert _grown_ahead(lambda: result, 0) is None  # too few profiles: no fork
-    calls: list[int] = []
-    here = os.getpid()
-
-    def failing() -> Any:
-        calls.append(os.getpid())  # the child's list is its own copy
-        if os.getpid() != here:
-            raise RuntimeError("child fails")
-        return result
-
-    wait = _grown_ahead(failing, 10**6)
-    assert wait is not None and wait() == result and calls == [os.getpid()]

@@ -86,7 +86,7 @@ def authors_cmd(ctx: Ctx, query: str, limit: int, as_json: bool) -> None:
 @handle_errors
 def merge(ctx: Ctx, a: str, b: str, who: str | None, as_json: bool) -> None:
     """A and B are one person (kept on every later resolve)."""
-    from paperdesk.resolve.authors import merge_authors
+    from paperdesk.resolve.authors_curate import merge_authors
 
     out = merge_authors(ctx.store, a, b, who=who or _who())
     if as_json:
@@ -113,7 +113,7 @@ def split(
     as_json: bool,
 ) -> None:
     """The given works are by someone else than AUTHOR_ID (kept on every later resolve)."""
-    from paperdesk.resolve.authors import split_author
+    from paperdesk.resolve.authors_curate import split_author
 
     out = split_author(ctx.store, author_id, [*works, *more], who=who or _who())
     if as_json:
@@ -139,7 +139,7 @@ def claim(
     as_json: bool,
 ) -> None:
     """RECORD_KEY is by AUTHOR_ID (kept on every later resolve)."""
-    from paperdesk.resolve.authors import claim_record
+    from paperdesk.resolve.authors_curate import claim_record
 
     out = claim_record(ctx.store, author_id, record_key, position=position, who=who or _who())
     if as_json:

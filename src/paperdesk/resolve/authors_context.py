@@ -11,22 +11,18 @@ scores and clusters its own blocks and hands back only the labels of the new uni
 the few members that had to be read from their records). Each block's labels depend only
 on its members and their order, which the workers keep, so the day assigns exactly what
 the one-process path assigns (`tests/test_resolve_authors.py` checks the stored rows).
-The day's new texts are vectorised once, ahead, by `texts_ahead` while the parent
-attaches units on its one core.
+(Until session 8 a helper interpreter vectorised the day's new texts ahead, beside the
+attach: ~0.4 CPU-s a worker at a million records, under 20 % of the day, so it went and
+each worker vectorises the new texts of its blocks, #16.)
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
 import os
-import pickle
-import subprocess
-import sys
-import threading
 from collections import Counter, defaultdict
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -37,7 +33,6 @@ from paperdesk.resolve import authors_samples as samples
 from paperdesk.resolve.authors_cluster import UnionFind
 from paperdesk.resolve.authors_disambiguate import Constraints, disambiguate
 from paperdesk.resolve.authors_features import (
-    TEXT_DIM,
     Signature,
     name_form,
     signatures_from_record,
@@ -46,6 +41,7 @@ from paperdesk.resolve.authors_model import PairModel
 from paperdesk.resolve.authors_names import GivenName, first_names_relation, parse_given
 from paperdesk.resolve.authors_units import Unit, UnitBuilder
 from paperdesk.store import authors as db
+from paperdesk.store.sqlite import authors_stage as stage
 
 BIG_BLOCK = 100
 """Profiles in a block from which an incremental run compares a new signature only with
@@ -63,20 +59,6 @@ processes; below it forking costs more than it saves."""
 PARTS_PER_WORKER = 8
 """Block shares per worker: the cost of a block is only known once its profiles are read,
 so many small shares even the workers' loads out."""
-
-AHEAD_PER_UNIT = 4
-"""A run starts the texts helper before its read phase from `DAY_MIN / AHEAD_PER_UNIT`
-changed records (a 1M day's 2,000 records gave 10,630 units); whether it is used is
-decided once the units are known (`TextsAhead.send`)."""
-
-_TEXTS_CHILD = (
-    "import os, sys; os.nice(5); sys.path[:0] = sys.argv[1:];"
-    " from paperdesk.resolve.hashed_terms import serve_rows; serve_rows()"
-)
-"""The texts helper's program: a lower priority than the run's (its imports come while
-the run reads, beside the checkpoint of `SQLiteStore.checkpoint_aside`: where the three
-share a core, the read goes first), this process's module path first (the same
-paperdesk), then `hashed_terms.serve_rows`, which imports numpy only."""
 
 _relation = first_names_relation.__wrapped__
 """Uncached: each (block, given name) pair is compared once per run here."""
@@ -235,19 +217,14 @@ class _Part:
     compared: int
 
 
-Texts = tuple[dict[str, int], sparse.csr_matrix]
-"""Text vectors of records: (record key → row, the rows)."""
-
 _JOB: (
     tuple[
         str, dict[str, list[Unit]], set[str], UnitBuilder, int, Constraints, PairModel,
-        Texts | None,
     ]
     | None
 ) = None
 """What forked workers inherit: (store path, pending units by block, changed records,
-builder, stored signatures, curation constraints, model, the new records' text vectors
-if `texts_ahead` computed them)."""
+builder, stored signatures, curation constraints, model)."""
 
 _CONN: Any = None
 """A worker's own read-only connection (a forked worker must not use its parent's)."""
@@ -256,19 +233,13 @@ _CONN: Any = None
 def _solve_part(blocks: list[str]) -> _Part:
     global _CONN
     assert _JOB is not None
-    path, pending_of, changed, builder, stored, cons, model, texts = _JOB
+    path, pending_of, changed, builder, stored, cons, model = _JOB
     if _CONN is None:
-        _CONN = db.reader(path)
+        _CONN = stage.reader(path)
     pending = [u.rep for b in blocks for u in pending_of[b]]
     wanted = {b: {u.rep.given for u in pending_of[b]} for b in blocks}
     members, fixed = sampled_members(_CONN, wanted, changed)
     found, missing, vec_rows = member_signatures(_CONN, [s for ids in members.values() for s in ids])
-    if texts is not None:
-        row_of, matrix = texts
-        for s in pending:
-            k = row_of.get(s.record_key)
-            if k is not None:
-                vec_rows[s.sig_id] = samples.row_blob(matrix, k)
     sigs = [*found, *missing, *pending]
     set_frequencies(_CONN, sigs, builder, stored)
     vecs = samples.vectors(sigs, vec_rows)
@@ -309,95 +280,6 @@ def _workers_possible(path: str) -> bool:
     return min(2, os.cpu_count() or 1) >= 2
 
 
-@dataclass
-class TextsAhead:
-    """The text vectors of a day's new records, computed by a helper process: started
-    fresh (`texts_ahead`) before the read phase so that its imports run meanwhile, sent
-    the texts once they are read (`send`), its rows taken by `solve_day` (`get`)."""
-
-    process: subprocess.Popen[bytes]
-    keys: list[str] = field(default_factory=list)
-    writer: threading.Thread | None = None
-
-    def send(self, units: Mapping[str, Unit]) -> bool:
-        """Hand the texts of these units' records to the helper (a thread writes them:
-        the pipe holds less than the texts, and the helper may still be importing); or,
-        with too few units for `solve_day`, stop it. Whether they were sent."""
-        if len(units) < DAY_MIN:
-            self.stop()
-            return False
-        text_of: dict[str, str] = {}
-        for u in units.values():
-            text_of.setdefault(u.rep.record_key, u.rep.text)
-        self.keys = sorted(text_of)
-        blob = pickle.dumps(([text_of[k] for k in self.keys], TEXT_DIM), pickle.HIGHEST_PROTOCOL)
-        self.writer = threading.Thread(target=self._write, args=(blob,), daemon=True)
-        self.writer.start()
-        return True
-
-    def _write(self, blob: bytes) -> None:
-        stdin = self.process.stdin
-        assert stdin is not None
-        try:
-            stdin.write(blob)
-            stdin.close()
-        except OSError:  # the helper is gone: `get` finds nothing
-            pass
-
-    def get(self) -> Texts | None:
-        """The rows (record key → row, the rows), or None if nothing was sent or the
-        helper failed (the workers then vectorise the texts themselves)."""
-        if self.writer is None:
-            return None
-        self.writer.join()
-        assert self.process.stdout is not None
-        try:
-            indptr, cols, data = pickle.load(self.process.stdout)
-        except (EOFError, pickle.UnpicklingError):
-            return None
-        finally:
-            self.stop()
-        rows = sparse.csr_matrix((data, cols, indptr), shape=(len(self.keys), TEXT_DIM))
-        return {k: n for n, k in enumerate(self.keys)}, rows
-
-    def stop(self) -> None:
-        """Close the pipes and end the helper (done, or not needed)."""
-        if self.writer is not None:
-            self.writer.join()
-        for pipe in (self.process.stdin, self.process.stdout):
-            if pipe is not None and not pipe.closed:
-                pipe.close()
-        if self.process.poll() is None:
-            self.process.terminate()
-        self.process.wait()
-
-
-@contextmanager
-def texts_ahead(path: str, records: int) -> Iterator[TextsAhead | None]:
-    """Start the helper that vectorises a day's new texts beside this process's read and
-    attach phases (`solve_day` takes the result): each of its workers would otherwise
-    vectorise nearly every record of the day again (a record's authors fall in many
-    shares), ~0.4 CPU-s each at a million records, and the second core is idle
-    meanwhile. A fresh interpreter, not a fork: a forked helper shared this process's
-    pages, and each page the attach then wrote was copied first (~22k page faults, +0.2
-    CPU-s of the attach at a million records). None (nothing started) for fewer than
-    `DAY_MIN / AHEAD_PER_UNIT` changed `records` or where `solve_day` cannot run."""
-    if records * AHEAD_PER_UNIT < DAY_MIN or not _workers_possible(path):
-        yield None
-        return
-    ahead = TextsAhead(
-        subprocess.Popen(
-            [sys.executable, "-c", _TEXTS_CHILD, *sys.path],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-        )
-    )
-    try:
-        yield ahead
-    finally:
-        ahead.stop()
-
-
 def solve_day(
     conn: Any,
     path: str,
@@ -408,7 +290,6 @@ def solve_day(
     cons: Constraints,
     model: PairModel,
     processes: int = 2,
-    texts: TextsAhead | None = None,
 ) -> Solved | None:
     """Read, score and cluster the blocks of the `pending` units (none re-clustered) in
     `processes` forked workers, a share of blocks at a time. Blocks that a must-link
@@ -420,10 +301,7 @@ def solve_day(
     for u in pending:
         pending_of[u.rep.block].append(u)
     shares = _shares(conn, sorted(pending_of), pending, cons, processes * PARTS_PER_WORKER)
-    _JOB = (
-        path, pending_of, changed, builder, stored, cons, model,
-        None if texts is None else texts.get(),
-    )
+    _JOB = (path, pending_of, changed, builder, stored, cons, model)
     try:
         with mp.get_context("fork").Pool(processes) as pool:
             parts = pool.map(_solve_part, shares, chunksize=1)

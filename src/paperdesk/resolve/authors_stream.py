@@ -27,8 +27,8 @@ from scipy import sparse
 
 from paperdesk.resolve.authors_features import text_vectors
 from paperdesk.resolve.authors_units import Unit, UnitBuilder
-from paperdesk.store import authors as db
 from paperdesk.store.sqlite import SQLiteStore
+from paperdesk.store.sqlite import authors_stage as staging
 
 STREAM_MIN = 20_000
 """Records from which a full run streams them in worker processes."""
@@ -91,20 +91,20 @@ def _stream_part(k: int) -> Part:
     rows: list[Any] = []
     records = 0
     last_seq = since
-    conn = db.reader(path)
-    stage = db.stage_file(str(Path(stage_dir) / f"stage{k}.db"))
+    conn = staging.reader(path)
+    stage = staging.stage_file(str(Path(stage_dir) / f"stage{k}.db"))
     try:
-        for seq, rowid, key, data, work in db.records_of_part(conn, since, k, n):
+        for seq, rowid, key, data, work in staging.records_of_part(conn, since, k, n):
             records += 1
             last_seq = max(last_seq, seq)
             before = len(builder.units)
             rows.extend(builder.add(key, data, work))
             opened.extend([(seq, rowid)] * (len(builder.units) - before))
             if len(rows) >= _ROWS:
-                db.stage_file_put(stage, rows)
+                staging.stage_file_put(stage, rows)
                 rows.clear()
-        db.stage_file_put(stage, rows)
-        db.stage_file_done(stage)
+        staging.stage_file_put(stage, rows)
+        staging.stage_file_done(stage)
     finally:
         conn.close()
     builder.finish()

@@ -99,7 +99,7 @@ def register(app: FastAPI) -> None:
     @app.post("/authors/{author_id}/merge", include_in_schema=False)
     @app.post("/api/authors/{author_id}/merge", summary="Curate: two profiles are one person")
     async def author_merge(request: Request, author_id: str) -> Response:
-        from paperdesk.resolve.authors import merge_authors
+        from paperdesk.resolve.authors_curate import merge_authors
 
         who = await auth.require_curator(request)
         other = await _field(request, "other")
@@ -109,7 +109,7 @@ def register(app: FastAPI) -> None:
     @app.post("/authors/{author_id}/split", include_in_schema=False)
     @app.post("/api/authors/{author_id}/split", summary="Curate: these works are someone else's")
     async def author_split(request: Request, author_id: str) -> Response:
-        from paperdesk.resolve.authors import split_author
+        from paperdesk.resolve.authors_curate import split_author
 
         who = await auth.require_curator(request)
         works = [k for k in _SPLIT.split(await _field(request, "works")) if k]
