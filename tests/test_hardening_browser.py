@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from conftest import ROOT
-from loopback import build_store, chromium_page, serve
+from loopback import HOSTILE_LINKS, build_store, chromium_page, serve
 
 CHROMIUM = os.environ.get("PAPERDESK_CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = ROOT / "test-artifacts"
@@ -86,3 +86,35 @@ def test_math_bomb_is_bounded(site: str, page: Any, where: str) -> None:
     assert g["katex"] >= 2  # ordinary math ($x^2$) still renders
 
 
+@pytest.mark.parametrize("where", ["daily", "paper", "author"])
+def test_only_http_links(site: str, page: Any, where: str) -> None:
+    pg = page
+    if where == "daily":
+        pg.goto(site + "/?day=2025-03-17")
+        paths = [""]
+    elif where == "paper":
+        pg.goto(site + "/index.json?day=2025-03-17")
+        works = pg.evaluate("() => JSON.parse(document.body.innerText).works")
+        paths = ["/papers/" + w["work_id"] for w in works]
+    else:
+        pg.goto(site + "/index.json?day=2025-03-17")
+        works = pg.evaluate("() => JSON.parse(document.body.innerText).works")
+        author = next(a["author_id"] for w in works for a in w["authors"]
+                      if a["name"] == "Mallory Probe" and a["author_id"])
+        paths = ["/authors/" + author]
+    seen = 0
+    for path in paths:
+        if path:
+            pg.goto(site + path)
+        # the browser's own reading of every href (after it drops tabs, newlines, case)
+        protocols = pg.evaluate("() => [...document.querySelectorAll('a[href]')].map(a => a.protocol)")
+        assert set(protocols) <= {"http:", "https:"}, (path, protocols)
+        hrefs = pg.evaluate("() => [...document.querySelectorAll('a[href]')].map(a => a.href)")
+        seen += sum("example.org" in h or "doi.org/10.1234" in h for h in hrefs)
+        # the hostile records are still shown, as text without a link
+        if where != "paper":
+            for i in range(len(HOSTILE_LINKS)):
+                assert pg.locator(f"text=Hostile link number {i}").count() >= 1
+    assert seen >= 2  # the good links (https, doi: rewritten) are still live
+    assert pg.evaluate("window.__pwned === undefined")
+    pg.screenshot(path=str(ARTIFACTS / f"links-{where}.png"), full_page=False)

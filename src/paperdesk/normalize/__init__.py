@@ -18,6 +18,7 @@ from paperdesk.normalize.ids import (
     openreview_id,
     split_arxiv_id,
 )
+from paperdesk.normalize.links import safe_link
 from paperdesk.normalize.names import COMPILED as NAMES_COMPILED
 from paperdesk.normalize.names import normalize_author, parse_name, plain_name
 from paperdesk.normalize.text import plain_text
@@ -25,6 +26,7 @@ from paperdesk.normalize.text import plain_text
 __all__ = [
     "finish",
     "check_limits",
+    "safe_link",
     "arxiv_id",
     "normalize_doi",
     "openreview_id",
@@ -198,6 +200,10 @@ def finish(record: SourceRecord) -> SourceRecord:
     check_limits(record)
     if not record.source or not record.source_id:
         raise ParseError("record has no source or id")
+    if record.url is not None:
+        # Only http(s) links (doi:/arxiv:/hdl: rewritten to https): a `javascript:` or
+        # `data:` link is dropped, the raw payload still holds what the source sent.
+        record.url = safe_link(record.url)
     if record.doi:
         record.doi = normalize_doi(record.doi) or record.doi.strip()
     if record.arxiv_id:

@@ -26,6 +26,7 @@ from starlette.exceptions import HTTPException
 from paperdesk import __version__
 from paperdesk import settings as declared
 from paperdesk.errors import NotFoundError, PaperdeskError, QueryError
+from paperdesk.normalize.links import safe_link
 from paperdesk.store import open_store
 from paperdesk.store.sqlite import SQLiteStore
 from paperdesk.web import security
@@ -120,6 +121,9 @@ def create_app(db: str | Path, settings: WebSettings | None = None) -> FastAPI:
         lstrip_blocks=True,
     )
     env.globals["version"] = __version__
+    # Every href to an original goes through this (defence in depth: ingest already
+    # stores only http(s) links, but a record stored before that check may not be).
+    env.filters["safe_url"] = safe_link
     app.state.templates = env
 
     static = resources.files("paperdesk.web").joinpath("static")
