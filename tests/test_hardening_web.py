@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
+from lxml import etree
 
 from loopback import build_store, serve
 from paperdesk.store import curators, open_store
@@ -68,6 +69,31 @@ def _assert_json_error(resp: httpx.Response, status: int) -> dict[str, Any]:
 
 
 # -- item 3: the Host header -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ["/subjects/cs.CR.rss", "/feed.atom", "/feed.rss?subject=cs.CR"])
+def test_feed_links_ignore_the_host_header(site: dict[str, Any], path: str) -> None:
+    with _client(site) as c:
+        forged = c.get(path, headers={"host": "evil.example"})
+        after = c.get(path)  # a later reader, served from the cache
+    for resp in (forged, after):
+        assert resp.status_code == 200
+        assert b"evil.example" not in resp.content and b"127.0.0.1" not in resp.content
+        root = etree.fromstring(resp.content)
+        links = [e.get("href") for e in root.iter("{http://www.w3.org/2005/Atom}link")]
+        links += [e.text for e in root.iter("link", "guid", "{http://www.w3.org/2005/Atom}id")]
+        links = [x for x in links if x]
+        assert links and all(x.startswith(BASE_URL) for x in links), links
+
+
+def test_base_url_setting_is_checked() -> None:
+    from paperdesk.errors import PaperdeskError
+    from paperdesk.web.app import WebSettings
+
+    assert WebSettings(base_url="https://a.example/x").base_url == "https://a.example/x/"
+    for bad in ("javascript:alert(1)//", "papers.example.org", "https://a.example/?q=1"):
+        with pytest.raises(PaperdeskError):
+            WebSettings(base_url=bad)
 
 
 # -- item 4: sessions end ----------------------------------------------------------------

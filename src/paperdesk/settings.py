@@ -182,6 +182,24 @@ PAGE_CACHE: Setting[int] = Setting(
 )
 
 
+def base_url(text: str) -> str:
+    """`text` as a base URL ending in `/`; ValueError unless it is a plain http(s) URL."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(text.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+        raise ValueError(f"must be an http(s) URL such as https://papers.example.org/, not {text!r}")
+    return parts.geturl().rstrip("/") + "/"
+
+
+BASE_URL: Setting[str | None] = Setting(
+    "base_url", base_url, _none,
+    "`http://HOST:PORT/` of `paperdesk serve` (`http://127.0.0.1:8000/` otherwise)",
+    "the site's public address: absolute links in feeds start with it, never with the "
+    "request's `Host` header",
+)
+
+
 def markdown_table() -> str:
     """The table of docs/settings.md."""
     lines = ["| variable | default | meaning |", "|---|---|---|"]

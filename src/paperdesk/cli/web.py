@@ -30,6 +30,8 @@ def serve(ctx: Ctx, host: str, port: int, workers: int, background_stages: bool)
 
     ctx.store  # open (and migrate) once before the server starts  # noqa: B018
     os.environ[settings.DB.env] = str(ctx.db)  # what the server's workers open
+    # Feeds' absolute links: the configured public address, else this server's own.
+    os.environ.setdefault(settings.BASE_URL.env, f"http://{host}:{port}/")
     stages = None
     if background_stages:
         stages = subprocess.Popen(  # noqa: S603 (our own interpreter and CLI)

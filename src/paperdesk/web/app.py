@@ -25,7 +25,7 @@ from starlette.exceptions import HTTPException
 
 from paperdesk import __version__
 from paperdesk import settings as declared
-from paperdesk.errors import NotFoundError, PaperdeskError, QueryError
+from paperdesk.errors import NotFoundError, PaperdeskError, QueryError, SettingError
 from paperdesk.normalize.links import safe_link
 from paperdesk.store import open_store
 from paperdesk.store.sqlite import SQLiteStore
@@ -43,6 +43,19 @@ class WebSettings:
     max_body_bytes: int = field(default_factory=declared.MAX_BODY.get)
     expensive_per_minute: int = field(default_factory=declared.RATE_PER_MINUTE.get)
     page_cache_entries: int = field(default_factory=declared.PAGE_CACHE.get)
+    base_url: str = field(default_factory=lambda: declared.BASE_URL.get() or DEFAULT_BASE_URL)
+    """The site's public address: the absolute links in feeds start with it (never with
+    the request's Host header, which any client can set). `paperdesk serve` defaults it
+    to http://HOST:PORT/ of its own options."""
+
+    def __post_init__(self) -> None:
+        try:
+            self.base_url = declared.base_url(self.base_url)
+        except ValueError as exc:
+            raise SettingError(f"{declared.BASE_URL.env}: {exc}") from None
+
+
+DEFAULT_BASE_URL = "http://127.0.0.1:8000/"
 
 
 def _secret_for(db: Path) -> bytes:

@@ -1,5 +1,6 @@
 """Atom and RSS feeds of work lists (daily feed, a subject, an author, a search), made with
-feedgen so readers get valid documents; all text is escaped by the XML writer."""
+feedgen so readers get valid documents; all text is escaped by the XML writer. Absolute
+URLs start with the `PAPERDESK_BASE_URL` setting (`WebSettings.base_url`)."""
 
 from __future__ import annotations
 
@@ -47,8 +48,14 @@ def build(base: str, self_url: str, title: str, works: list[dict[str, Any]], day
 def response(
     request: Request, kind: str, title: str, works: list[dict[str, Any]], day: str | None
 ) -> Response:
-    base = str(request.base_url)
-    fg = build(base, str(request.url), title, works, day)
+    # Absolute links from the configured base URL, never from the request's Host header:
+    # the response is cached and served to every later reader (a forged Host would
+    # otherwise put its links in everyone's feed).
+    base = request.app.state.settings.base_url
+    self_url = base + request.url.path.lstrip("/")
+    if request.url.query:
+        self_url += "?" + request.url.query
+    fg = build(base, self_url, title, works, day)
     if kind == "rss":
         return Response(fg.rss_str(pretty=True), media_type="application/rss+xml")
     return Response(fg.atom_str(pretty=True), media_type="application/atom+xml")
