@@ -108,6 +108,39 @@ def _replay_merge(site: dict[str, Any], cookie: str) -> httpx.Response:
         return c.post(f"/papers/{a}/merge", data={"other": b, "csrf": _csrf(c, f"/papers/{a}")})
 
 
+def test_cookie_replayed_after_logout_fails(site: dict[str, Any]) -> None:
+    with _client(site) as c:
+        assert _sign_in(c, "carol").status_code == 303
+        cookie = c.cookies["pd_session"]
+        # signed in: the session works (a split that the server refuses proves who we are)
+        assert c.get("/login").text.count("carol") >= 1
+        assert c.post("/logout", data={"csrf": _csrf(c, "/login")}).status_code == 303
+    replay = _replay_merge(site, cookie)
+    assert replay.status_code == 401, replay.text
+
+
+def test_cookie_replayed_after_password_reset_fails(site: dict[str, Any]) -> None:
+    with _client(site) as c:
+        assert _sign_in(c, "dave").status_code == 303
+        cookie = c.cookies["pd_session"]
+    with open_store(site["db"]) as store:  # what `paperdesk curator add dave` does
+        curators.add_curator(store, "dave", "a brand new password")
+    replay = _replay_merge(site, cookie)
+    assert replay.status_code == 401, replay.text
+    with open_store(site["db"]) as store:
+        curators.add_curator(store, "dave", PASSWORD)
+
+
+def test_a_live_session_still_merges(site: dict[str, Any]) -> None:
+    with _client(site) as c:
+        assert _sign_in(c, "carol").status_code == 303
+        works = _works(c)
+        a, b = works[-2]["work_id"], works[-1]["work_id"]
+        done = c.post(f"/papers/{a}/merge", data={"other": b, "csrf": _csrf(c, f"/papers/{a}")})
+        assert done.status_code == 303
+        assert c.get(f"/papers/{b}.json").json()["work_id"] == a
+
+
 # -- item 7: errors, HEAD, Allow, back-off -----------------------------------------------
 
 

@@ -1,6 +1,8 @@
 """Who may write: signed-in curators (local accounts, scrypt-hashed) or an admin token.
 
-- Browsers sign in at /login; the session is a signed, HttpOnly, SameSite=Strict cookie.
+- Browsers sign in at /login; the session is a signed, HttpOnly, SameSite=Strict cookie
+  holding a random token that the store knows (`curators.start_session`): signing out, a
+  password change or a reset deletes it, so a copied cookie stops working then.
   Every POST from a browser must also carry the page's CSRF token.
 - Scripts send `Authorization: Bearer $PAPERDESK_ADMIN_TOKEN`; a browser never attaches
   that header by itself, so token requests need no CSRF token.
@@ -14,7 +16,9 @@ from typing import Any
 from fastapi import HTTPException, Request
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
+from paperdesk.store import curators
 from paperdesk.web import security
+from paperdesk.web.pages import store_of
 
 SESSION_COOKIE = "pd_session"
 SESSION_MAX_AGE = 7 * 24 * 3600
@@ -24,8 +28,22 @@ def _serializer(request: Request) -> URLSafeTimedSerializer:
     return URLSafeTimedSerializer(request.app.state.settings.secret_key, salt="pd-session")
 
 
-def session_value(request: Request, username: str) -> str:
-    return _serializer(request).dumps({"u": username})
+def session_value(request: Request, token: str) -> str:
+    """The cookie for a session token (`curators.start_session`)."""
+    return _serializer(request).dumps({"t": token})
+
+
+def session_token(request: Request) -> str | None:
+    """The session token the request's cookie carries, when its signature is good."""
+    cookie = request.cookies.get(SESSION_COOKIE)
+    if not cookie:
+        return None
+    try:
+        data: Any = _serializer(request).loads(cookie, max_age=SESSION_MAX_AGE)
+        token = data["t"]
+    except (BadSignature, KeyError, TypeError):
+        return None
+    return token if isinstance(token, str) else None
 
 
 def curator(request: Request) -> tuple[str | None, bool]:
@@ -34,13 +52,11 @@ def curator(request: Request) -> tuple[str | None, bool]:
     header = request.headers.get("authorization", "")
     if token and header.startswith("Bearer ") and hmac.compare_digest(header[7:], token):
         return "admin", True
-    cookie = request.cookies.get(SESSION_COOKIE)
-    if cookie:
-        try:
-            data: Any = _serializer(request).loads(cookie, max_age=SESSION_MAX_AGE)
-            return str(data["u"]), False
-        except (BadSignature, KeyError, TypeError):
-            pass
+    token = session_token(request)
+    if token:
+        who = curators.session_user(store_of(request), token)
+        if who is not None:
+            return who, False
     return None, False
 
 

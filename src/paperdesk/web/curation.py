@@ -52,8 +52,9 @@ def register(app: FastAPI) -> None:
             resp = render(request, "login.html", {"next": target, "who": None, "failed": True})
             resp.status_code = 401
             return resp
+        token = curators.start_session(store_of(request), user, auth.SESSION_MAX_AGE)
         done = RedirectResponse(target, status_code=303)
-        done.set_cookie(auth.SESSION_COOKIE, auth.session_value(request, user), httponly=True,
+        done.set_cookie(auth.SESSION_COOKIE, auth.session_value(request, token), httponly=True,
                         samesite="strict", max_age=auth.SESSION_MAX_AGE,
                         secure=request.url.scheme == "https")
         return done
@@ -62,6 +63,9 @@ def register(app: FastAPI) -> None:
     async def logout(request: Request) -> Response:
         form = await request.form()
         auth.check_csrf(request, str(form.get("csrf") or "") or None)
+        token = auth.session_token(request)
+        if token:
+            curators.end_session(store_of(request), token)  # the cookie is dead everywhere
         resp = RedirectResponse("/", status_code=303)
         resp.delete_cookie(auth.SESSION_COOKIE)
         return resp
