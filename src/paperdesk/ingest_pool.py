@@ -24,6 +24,7 @@ from paperdesk import sources
 from paperdesk.errors import PaperdeskError, ParseError
 from paperdesk.gcpause import gc_paused
 from paperdesk.model import SourceRecord
+from paperdesk.sources._jsonio import capped_lines
 from paperdesk.store.base import Reject
 from paperdesk.store.sqlite import Row, known_payloads
 
@@ -140,7 +141,7 @@ def line_chunks(
     buf: list[bytes] = []
     first = 1
     try:
-        for line in stream:
+        for line in capped_lines(stream):  # a line over the cap is a marker, never held
             buf.append(line)
             if len(buf) >= lines:
                 yield first, len(buf), b"".join(buf)

@@ -14,14 +14,14 @@ import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from email.utils import parsedate_tz
-from typing import Any, BinaryIO, Final
+from typing import Any, BinaryIO, Final, cast
 
 import orjson
 from lxml import etree
 
 from paperdesk.errors import ParseError
 from paperdesk.model import Author, SourceRecord
-from paperdesk.sources._jsonio import BOM, read_json
+from paperdesk.sources._jsonio import BOM, TOO_LONG, TOO_LONG_ERROR, read_json
 
 ABS_URL = "https://arxiv.org/abs/"
 
@@ -248,18 +248,54 @@ def xml_elements(
     Malformed XML (truncated download, bad bytes for the declared encoding) raises
     ParseError naming the record being read; so does a document of another kind.
     """
-    context = xml_events(stream, tags)
+    capped = _CappedReader(stream)
+    context = xml_events(cast(BinaryIO, capped), tags)  # lxml needs only read()
     records = 0
     try:
         for _, elem in context:
             if elem.tag == record_tag:
                 records += 1
+                capped.mark()
             yield elem
         root = context.root
     except etree.LxmlError as exc:
         raise ParseError(f"malformed XML: {exc}", origin, records + 1) from None
+    except _TooBig:
+        raise ParseError(
+            f"XML record larger than {MAX_ELEMENT_BYTES} bytes: rejected while reading it",
+            origin, records + 1,
+        ) from None
     if root is None or root.tag != root_tag:
         raise ParseError(f"not the expected document: no <{root_tag}> root element", origin)
+
+
+# The most bytes of XML one record (an OAI `<record>`, an Atom `<entry>`) may take, checked
+# while reading, before the tree holds them: lxml already caps one text node at 10 MB
+# (no `huge_tree`), this caps a record of many small nodes, which take ~10x their bytes
+# as a tree (32 MiB of them peaked at 388 MiB). A 3,000-author record is ~0.5 MB.
+MAX_ELEMENT_BYTES = 4 * 1024 * 1024
+
+
+class _TooBig(Exception):
+    pass
+
+
+class _CappedReader:
+    """The stream lxml reads, counting bytes since the last finished record."""
+
+    def __init__(self, stream: BinaryIO):
+        self._stream = stream
+        self._since = 0
+
+    def mark(self) -> None:
+        self._since = 0
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._stream.read(size if size is not None and size >= 0 else 1 << 16)
+        self._since += len(data)
+        if self._since > MAX_ELEMENT_BYTES + (1 << 16):  # + one read: lxml reads ahead
+            raise _TooBig
+        return data
 
 
 def free(elem: etree._Element) -> None:
@@ -476,7 +512,8 @@ def parse_line_chunk(
         except orjson.JSONDecodeError as exc:
             if not out:
                 return None
-            out.append(ParseError(f"not valid JSON: {exc}", origin, no))
+            bad = TOO_LONG_ERROR if line == TOO_LONG else f"not valid JSON: {exc}"
+            out.append(ParseError(bad, origin, no))
             continue
         if not isinstance(value, dict):
             out.append(

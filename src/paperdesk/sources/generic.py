@@ -39,7 +39,15 @@ from typing import Any, BinaryIO
 from paperdesk.errors import ParseError
 from paperdesk.model import Author, SourceRecord
 from paperdesk.normalize.ids import arxiv_id, normalize_doi
-from paperdesk.sources._jsonio import iso_date, objects, text, texts, year_of
+from paperdesk.sources._jsonio import (
+    MAX_LINE_BYTES,
+    TOO_LONG_ERROR,
+    iso_date,
+    objects,
+    text,
+    texts,
+    year_of,
+)
 
 NAME = "generic"
 
@@ -135,15 +143,23 @@ class _LineTap:
     """Feeds text lines to csv.reader and remembers the ones the current row used, so each
     row's raw payload is its exact text."""
 
-    def __init__(self, lines: Iterator[str]):
-        self._lines = lines
+    def __init__(self, text_in: io.TextIOWrapper):
+        self._text_in = text_in
         self.taken: list[str] = []
 
     def __iter__(self) -> _LineTap:
         return self
 
     def __next__(self) -> str:
-        line = next(self._lines)
+        # Capped like every line reader (`_jsonio.MAX_LINE_BYTES`): a longer line is
+        # skipped unread and rejected as a malformed row, memory stays bounded.
+        line = self._text_in.readline(MAX_LINE_BYTES + 1)
+        if len(line) > MAX_LINE_BYTES and not line.endswith(("\n", "\r")):
+            while (rest := self._text_in.readline(1 << 20)) and not rest.endswith(("\n", "\r")):
+                pass
+            raise csv.Error(TOO_LONG_ERROR.replace("bytes", "characters"))
+        if not line:
+            raise StopIteration
         self.taken.append(line)
         return line
 
@@ -173,7 +189,7 @@ def _parse_csv(stream: BinaryIO, origin: str) -> Iterator[SourceRecord | ParseEr
 
 
 def _csv_rows(text_in: io.TextIOWrapper, origin: str) -> Iterator[SourceRecord | ParseError]:
-    tap = _LineTap(iter(text_in))
+    tap = _LineTap(text_in)
     # strict: a quote left open must be an error, not a field that silently swallows
     # every following row up to the end of the file.
     reader = csv.reader(tap, strict=True)
