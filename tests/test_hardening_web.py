@@ -7,6 +7,7 @@ a per-account sign-in back-off."""
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,15 @@ def _works(c: httpx.Client) -> list[dict[str, Any]]:
 
 def _sign_in(c: httpx.Client, user: str, password: str = PASSWORD) -> httpx.Response:
     return c.post("/login", data={"username": user, "password": password, "csrf": _csrf(c, "/login")})
+
+
+ADMIN = {"authorization": f"Bearer {TOKEN}"}
+
+
+def _work_and_author(c: httpx.Client) -> tuple[str, str]:
+    works = _works(c)
+    author = next(a["author_id"] for w in works for a in w["authors"] if a["author_id"])
+    return str(works[0]["work_id"]), str(author)
 
 
 def _assert_json_error(resp: httpx.Response, status: int) -> dict[str, Any]:
@@ -142,6 +152,62 @@ def test_a_live_session_still_merges(site: dict[str, Any]) -> None:
 
 
 # -- item 7: errors, HEAD, Allow, back-off -----------------------------------------------
+
+
+def test_bad_bodies_and_refused_corrections_are_json_400s(site: dict[str, Any]) -> None:
+    with _client(site) as c:
+        w, author = _work_and_author(c)
+        for path in (f"/api/papers/{w}/merge", f"/api/papers/{w}/split",
+                     f"/api/authors/{author}/merge", f"/api/authors/{author}/split"):
+            for body in (b"{not json", b'{"other": "W1"', b"\xff\xfe"):
+                resp = c.post(path, content=body, headers={**ADMIN, "content-type": "application/json"})
+                _assert_json_error(resp, 400)
+        unknown = c.post(f"/api/papers/{w}/split", json={"records": "probe:no-such-record"}, headers=ADMIN)
+        assert "probe:no-such-record" in _assert_json_error(unknown, 400)["error"]["detail"]
+        unknown = c.post(f"/api/authors/{author}/split", json={"works": "probe:no-such-record"}, headers=ADMIN)
+        _assert_json_error(unknown, 400)
+
+
+def test_merging_a_work_into_itself_is_refused(site: dict[str, Any]) -> None:
+    with _client(site) as c:
+        w, author = _work_and_author(c)
+        # merging a work into itself, by its id or by an alias of it
+        _assert_json_error(c.post(f"/api/papers/{w}/merge", json={"other": w}, headers=ADMIN), 400)
+        _assert_json_error(c.post(f"/api/papers/{w}/merge", json={"other": w.lower()}, headers=ADMIN), 400)
+        _assert_json_error(c.post(f"/api/authors/{author}/merge", json={"other": author}, headers=ADMIN), 400)
+        _assert_json_error(c.post("/api/papers/W999999/merge", json={"other": w}, headers=ADMIN), 404)
+
+
+def test_head_and_allow(site: dict[str, Any]) -> None:
+    with _client(site) as c:
+        wid = _works(c)[0]["work_id"]
+        for path in ("/", f"/papers/{wid}", "/feed.atom", "/index.json", "/subjects"):
+            get, head = c.get(path), c.head(path)
+            assert head.status_code == 200 == get.status_code, path
+            assert head.content == b"" and head.headers["content-type"] == get.headers["content-type"]
+            assert "content-security-policy" in head.headers
+        for method, path in (("POST", f"/papers/{wid}"), ("DELETE", "/api/daily"), ("PUT", "/")):
+            resp = c.request(method, path, headers={"accept": "application/json"})
+            _assert_json_error(resp, 405)
+            assert "GET" in resp.headers["allow"], path
+        resp = c.get("/logout")
+        assert resp.status_code == 405 and "POST" in resp.headers["allow"]
+
+
+def test_sign_in_backs_off_per_account(site: dict[str, Any]) -> None:
+    with _client(site) as c:
+        for _ in range(5):  # five mistakes cost nothing
+            assert _sign_in(c, "carol", "not the password").status_code == 401
+        blocked = _sign_in(c, "carol")  # even the right password waits now
+        assert blocked.status_code == 429 and int(blocked.headers["retry-after"]) >= 1
+        assert _sign_in(c, "dave").status_code == 303  # another account is not held up
+        time.sleep(int(blocked.headers["retry-after"]) + 0.2)
+        assert _sign_in(c, "carol", "still not it").status_code == 401
+        again = _sign_in(c, "carol")
+        assert again.status_code == 429  # the wait doubled
+        time.sleep(int(again.headers["retry-after"]) + 0.2)
+        assert _sign_in(c, "carol").status_code == 303  # and a success clears it
+        assert _sign_in(c, "carol", "wrong once more").status_code == 401
 
 
 def test_links_are_checked_at_ingest(site: dict[str, Any]) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import secrets
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -127,6 +128,7 @@ def create_app(db: str | Path, settings: WebSettings | None = None) -> FastAPI:
     app.state.search = pages_search(db)
     app.state.settings = settings
     app.state.limiter = security.RateLimiter(settings.expensive_per_minute, 60.0)
+    app.state.login_backoff = security.Backoff()
     env = Environment(
         loader=PackageLoader("paperdesk.web", "templates"),
         autoescape=select_autoescape(["html", "xml"], default=True),
@@ -142,9 +144,11 @@ def create_app(db: str | Path, settings: WebSettings | None = None) -> FastAPI:
     static = resources.files("paperdesk.web").joinpath("static")
     app.mount("/static", StaticFiles(directory=str(static)), name="static")
 
-    def render_error(request: Request, status: int, detail: str) -> Response:
+    def render_error(
+        request: Request, status: int, detail: str, extra: Mapping[str, str] | None = None
+    ) -> Response:
         body = error_body(status, detail)
-        headers = {}
+        headers = dict(extra or {})
         if status == 429:
             headers["Retry-After"] = detail.rsplit(" ", 2)[-2] if "retry in" in detail else "60"
         if wants_json(request):
@@ -176,7 +180,8 @@ def create_app(db: str | Path, settings: WebSettings | None = None) -> FastAPI:
 
     @app.exception_handler(HTTPException)
     async def _http(request: Request, exc: HTTPException) -> Response:
-        return render_error(request, exc.status_code, str(exc.detail))
+        # Starlette's own headers travel on (a 405's `Allow` above all).
+        return render_error(request, exc.status_code, str(exc.detail), exc.headers)
 
     from paperdesk.web import pages
 
@@ -193,4 +198,5 @@ def create_app(db: str | Path, settings: WebSettings | None = None) -> FastAPI:
     app.add_middleware(security.BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(security.SecurityHeaders)
     app.add_middleware(security.ServerTiming)
+    app.add_middleware(security.HeadAsGet)
     return app

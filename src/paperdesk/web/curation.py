@@ -8,14 +8,18 @@ who and when and kept as constraints on every later resolve.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 
+from paperdesk.errors import NotFoundError, PaperdeskError
 from paperdesk.store import curators
-from paperdesk.web import auth
+from paperdesk.web import auth, security
 from paperdesk.web.pages import json_response, render, store_of
 
+T = TypeVar("T")
 _SPLIT = re.compile(r"[\s,]+")
 
 
@@ -30,6 +34,17 @@ def _done(request: Request, target: str, data: dict[str, object]) -> Response:
     if request.url.path.startswith("/api/"):
         return json_response(data)
     return RedirectResponse(target, status_code=303)
+
+
+def _apply(correction: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run a library correction; one it refuses (an unknown record key, nothing left to
+    split …) is the client's mistake: 400 with the library's reason (404 stays 404)."""
+    try:
+        return correction(*args, **kwargs)
+    except NotFoundError:
+        raise
+    except PaperdeskError as exc:
+        raise HTTPException(400, str(exc)) from None
 
 
 def register(app: FastAPI) -> None:
@@ -48,10 +63,18 @@ def register(app: FastAPI) -> None:
             raise HTTPException(429, f"too many sign-in attempts: retry in {int(wait) + 1} s")
         user, password = str(form.get("username", "")), str(form.get("password", ""))
         target = _safe_next(str(form.get("next", "/")))
+        backoff: security.Backoff = request.app.state.login_backoff
+        wait = backoff.wait(user)  # per account, whichever clients the guesses come from
+        if wait:
+            raise HTTPException(
+                429, f"too many failed sign-ins for this account: retry in {int(wait) + 1} s"
+            )
         if not curators.check_login(store_of(request), user, password):
+            backoff.failed(user)
             resp = render(request, "login.html", {"next": target, "who": None, "failed": True})
             resp.status_code = 401
             return resp
+        backoff.succeeded(user)
         token = curators.start_session(store_of(request), user, auth.SESSION_MAX_AGE)
         done = RedirectResponse(target, status_code=303)
         done.set_cookie(auth.SESSION_COOKIE, auth.session_value(request, token), httponly=True,
@@ -72,7 +95,10 @@ def register(app: FastAPI) -> None:
 
     async def _field(request: Request, name: str) -> str:
         if "json" in request.headers.get("content-type", ""):
-            body = await request.json()
+            try:
+                body = await request.json()
+            except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+                raise HTTPException(400, f"the body is not valid JSON: {exc}") from None
             value = body.get(name) if isinstance(body, dict) else None
         else:
             value = (await request.form()).get(name)
@@ -83,11 +109,14 @@ def register(app: FastAPI) -> None:
     @app.post("/papers/{work_id}/merge", include_in_schema=False)
     @app.post("/api/papers/{work_id}/merge", summary="Curate: merge another work into this one")
     async def work_merge(request: Request, work_id: str) -> Response:
-        from paperdesk.resolve.works_curate import merge_works
+        from paperdesk.resolve.works_curate import follow, merge_works, parse_id
 
         who = await auth.require_curator(request)
         other = await _field(request, "other")
-        kept = merge_works(store_of(request), work_id, other, who=who)
+        store = store_of(request)
+        if follow(store.works, parse_id(work_id)) == follow(store.works, parse_id(other)):
+            raise HTTPException(400, f"{work_id} and {other} are already one work: nothing to merge")
+        kept = _apply(merge_works, store, work_id, other, who=who)
         return _done(request, f"/papers/{kept}", {"work_id": kept, "merged": other, "who": who})
 
     @app.post("/papers/{work_id}/split", include_in_schema=False)
@@ -97,7 +126,7 @@ def register(app: FastAPI) -> None:
 
         who = await auth.require_curator(request)
         keys = [k for k in _SPLIT.split(await _field(request, "records")) if k]
-        new = split_work(store_of(request), work_id, keys, who=who)
+        new = _apply(split_work, store_of(request), work_id, keys, who=who)
         return _done(request, f"/papers/{new}", {"work_id": work_id, "new_work_id": new, "who": who})
 
     @app.post("/authors/{author_id}/merge", include_in_schema=False)
@@ -107,7 +136,7 @@ def register(app: FastAPI) -> None:
 
         who = await auth.require_curator(request)
         other = await _field(request, "other")
-        out = merge_authors(store_of(request), author_id, other, who=who)
+        out = _apply(merge_authors, store_of(request), author_id, other, who=who)
         return _done(request, f"/authors/{out['author_id']}", {**out, "who": who})
 
     @app.post("/authors/{author_id}/split", include_in_schema=False)
@@ -117,5 +146,5 @@ def register(app: FastAPI) -> None:
 
         who = await auth.require_curator(request)
         works = [k for k in _SPLIT.split(await _field(request, "works")) if k]
-        out = split_author(store_of(request), author_id, works, who=who)
+        out = _apply(split_author, store_of(request), author_id, works, who=who)
         return _done(request, f"/authors/{out['author_id']}", {**out, "who": who})

@@ -6,13 +6,17 @@
   streaming when it does not);
 - CSRF tokens for POST forms: a random nonce cookie and an HMAC of it in the form
   (double submit, signed, so a sibling subdomain cannot forge one);
-- a per-client token bucket for expensive endpoints (search, related, feeds of queries).
+- a per-client token bucket for expensive endpoints (search, related, feeds of queries),
+  and a per-account back-off on failed sign-ins;
+- HEAD answered as GET without the body, and a 500 that escapes every handler answered in
+  the JSON error shape with these headers (not Starlette's bare text/plain).
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import secrets
 import threading
 import time
@@ -50,15 +54,46 @@ class SecurityHeaders:
             await self.app(scope, receive, send)
             return
 
+        started = False
+
         async def send_with_headers(message: Message) -> None:
+            nonlocal started
             if message["type"] == "http.response.start":
+                started = True
                 have = {k.lower() for k, _ in message.get("headers", [])}
                 message["headers"] = list(message.get("headers", [])) + [
                     (k, v) for k, v in HEADERS if k not in have
                 ]
             await send(message)
 
-        await self.app(scope, receive, send_with_headers)
+        try:
+            await self.app(scope, receive, send_with_headers)
+        except Exception:
+            if not started:  # a bug: still one error shape, still these headers
+                await _json_error(send_with_headers, 500, "Internal Server Error",
+                                  "the server failed on this request (it is logged)")
+            raise  # for the server's log
+
+
+class HeadAsGet:
+    """HEAD on any GET route: the GET response's status and headers, no body."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "HEAD":
+            await self.app(scope, receive, send)
+            return
+
+        async def headers_only(message: Message) -> None:
+            if message["type"] == "http.response.body":
+                if message.get("more_body"):
+                    return
+                message = {"type": "http.response.body", "body": b""}
+            await send(message)
+
+        await self.app({**scope, "method": "GET"}, receive, headers_only)
 
 
 class BodyLimit:
@@ -98,11 +133,12 @@ class _TooLarge(Exception):
 
 
 async def _too_large(send: Send, limit: int) -> None:
-    body = (
-        '{"error": {"status": 413, "title": "Payload Too Large", '
-        f'"detail": "request bodies are limited to {limit} bytes"}}}}'
-    ).encode()
-    await send({"type": "http.response.start", "status": 413,
+    await _json_error(send, 413, "Payload Too Large", f"request bodies are limited to {limit} bytes")
+
+
+async def _json_error(send: Send, status: int, title: str, detail: str) -> None:
+    body = json.dumps({"error": {"status": status, "title": title, "detail": detail}}).encode()
+    await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"),
                             (b"content-length", str(len(body)).encode())]})
     await send({"type": "http.response.body", "body": body})
@@ -153,6 +189,38 @@ class RateLimiter:
                 return 0.0
             self._buckets[(client, bucket)] = (tokens, now)
             return (1 - tokens) * self.per / self.rate
+
+
+class Backoff:
+    """Failed sign-ins per account: after `free` failures in a row each further attempt
+    waits twice as long as the one before (1 s, 2 s, 4 s … up to `cap`), whichever client
+    it comes from; a success clears the account. Guessing one curator's password from many
+    addresses is then as slow as from one, while a mistyped password costs nothing."""
+
+    def __init__(self, free: int = 5, cap: float = 900.0):
+        self.free = free
+        self.cap = cap
+        self._state: dict[str, tuple[int, float]] = {}  # account -> (failures, not before)
+        self._lock = threading.Lock()
+
+    def wait(self, account: str) -> float:
+        """0 when the account may try now, else the seconds to wait."""
+        with self._lock:
+            _, until = self._state.get(account.lower(), (0, 0.0))
+        return max(0.0, until - time.monotonic())
+
+    def failed(self, account: str) -> None:
+        key = account.lower()
+        with self._lock:
+            n = self._state.get(key, (0, 0.0))[0] + 1
+            delay = 0.0 if n < self.free else min(self.cap, 2.0 ** (n - self.free))
+            self._state[key] = (n, time.monotonic() + delay)
+            if len(self._state) > 100_000:  # bound memory under a flood of made-up names
+                self._state.clear()
+
+    def succeeded(self, account: str) -> None:
+        with self._lock:
+            self._state.pop(account.lower(), None)
 
 
 class ServerTiming:
