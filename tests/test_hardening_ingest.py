@@ -21,6 +21,9 @@ from typing import Any
 
 import pytest
 
+from paperdesk.ingest import ingest_paths
+from paperdesk.store import open_store
+
 MiB = 1 << 20
 # Peak memory over a tiny ingest's allowed for a bomb: the line cap (32 MiB) held once as
 # bytes, once more while the reader skips the rest, and slack for the allocator.
@@ -143,8 +146,56 @@ def test_xml_record_bomb_memory_stays_bounded(tmp_path: Path) -> None:
     assert "XML record larger than" in report["rejects"][0]["error"]
 
 
+def test_entity_in_xml_title_keeps_the_text(tmp_path: Path) -> None:
+    doc = tmp_path / "page.xml"
+    body = (OAI_HEAD + oai_record("2501.00001", "Bounds for &fancy; codes")
+            + oai_record("2501.00002", "Caf&#233; &amp; tea") + OAI_TAIL)
+    doc.write_text(body.replace("<OAI-PMH", '<!DOCTYPE OAI-PMH [<!ENTITY fancy "X">]>\n<OAI-PMH', 1))
+    with open_store(tmp_path / "p.db") as store:
+        report = ingest_paths(store, [doc], on_error="skip")
+        recs = store.get_records(["arxiv:2501.00001", "arxiv:2501.00002"])
+    assert report.inserted == 2 and report.rejected == 0
+    assert recs["arxiv:2501.00001"].title == "Bounds for &fancy; codes"  # not null, not cut
+    assert recs["arxiv:2501.00002"].title == "Café & tea"
+
+
 def _cli(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "paperdesk", "--db", str(tmp / "cli.db"), *args],
-                          capture_output=True, text=True, env={**os.environ, "PAPERDESK_INGEST_WORKERS": "0"})
+                          capture_output=True, text=True, env={**os.environ, "PAPERDESK_WORKERS": "1"})
 
 
+def test_truncated_gzip_report_counts_what_was_read(tmp_path: Path) -> None:
+    whole = gzip.compress(b"".join(_good(i) for i in range(20_000)))
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(whole[: len(whole) // 2])
+    res = _cli(tmp_path, "ingest", "--on-error", "skip", "--json", str(cut))
+    report = json.loads(res.stdout)
+    assert report["inserted"] > 1000, report
+    assert report["records"] >= report["inserted"] and report["rejected"] == 1, report
+    assert "truncated" in report["rejects"][0]["error"]
+    with open_store(tmp_path / "cli.db") as store:
+        assert store.count_records("probe") == report["inserted"]
+
+
+def test_empty_file_is_called_empty(tmp_path: Path) -> None:
+    for name, data in (("empty.jsonl", b""), ("blank.csv", b"\n \n"), ("empty.gz", gzip.compress(b""))):
+        (tmp_path / name).write_bytes(data)
+        res = _cli(tmp_path, "ingest", str(tmp_path / name))
+        assert res.returncode == 1 and "empty file" in res.stderr, res.stderr
+        assert "unknown format" not in res.stderr
+
+
+def test_binary_file_as_bibtex_stores_nothing(tmp_path: Path) -> None:
+    import random
+
+    noise = random.Random(18).randbytes(40_000)
+    # a binary file that happens to hold what looks like entries (as compressed or image
+    # data can): bibtexparser alone would store them as records
+    data = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\n@misc{junk1, title={\x01\x02}}\n"
+            + b"@article{junk2, year=1}\n" + noise)
+    src = tmp_path / "picture.bib"
+    src.write_bytes(data)
+    res = _cli(tmp_path, "ingest", "--format", "bibtex", str(src))
+    assert res.returncode == 1 and "binary" in res.stderr, res.stderr
+    with open_store(tmp_path / "cli.db") as store:
+        assert store.count_records(None) == 0

@@ -391,6 +391,7 @@ def ingest_file(
                         bar.update(raw.tell() - bar.n)
                 except ParseError:
                     group.end()  # bad input: what came before it is kept (see on_error)
+                    report.records += seen  # … and counted
                     raise
                 except BaseException as exc:
                     group.end(exc)

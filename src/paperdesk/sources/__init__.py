@@ -84,6 +84,8 @@ def __getattr__(attr: str) -> dict[str, Parser]:
 
 def detect(head: bytes, filename: str) -> Parser:
     """The parser for an input, judged from its content (the filename only breaks ties)."""
+    if not head.strip():
+        raise UnknownFormatError("empty file: nothing to ingest", origin=filename)
     for parser in _load().values():
         if parser.sniff(head, filename):
             return parser

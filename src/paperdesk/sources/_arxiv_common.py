@@ -310,7 +310,9 @@ def free(elem: etree._Element) -> None:
 def xml_text(elem: etree._Element, tag: str, strip: bool = True) -> str | None:
     """Child text; stripped for codes, kept as sent (indent, line breaks) for prose."""
     child = next(elem.iterchildren(tag), None)  # 2x faster than find(): no path parsing
-    return None if child is None else _text_of(child.text or "", strip)
+    if child is None:
+        return None
+    return _text_of(_all_text(child) if len(child) else child.text or "", strip)
 
 
 def child_texts(elem: etree._Element) -> dict[str, str]:
@@ -320,8 +322,25 @@ def child_texts(elem: etree._Element) -> dict[str, str]:
     for child in elem:
         tag = child.tag
         if type(tag) is str and tag not in out:  # comments and PIs have no str tag
-            out[tag] = child.text or ""
+            out[tag] = _all_text(child) if len(child) else child.text or ""
     return out
+
+
+def _all_text(elem: etree._Element) -> str:
+    """The text of an element that has nodes inside. An entity reference the parser did
+    not expand (`&foo;`: entities are never resolved) is kept as written with the text
+    after it, so a title holding one is not cut there (lxml's `.text` stops at it; the
+    title was stored as null). Without an entity, `.text` as before."""
+    if not any(isinstance(node, etree._Entity) for node in elem):
+        return elem.text or ""
+    parts = [elem.text or ""]
+    for node in elem:
+        if isinstance(node, etree._Entity):
+            parts.append(node.text)
+        elif type(node.tag) is str:
+            parts.append("".join(node.itertext()))
+        parts.append(node.tail or "")
+    return "".join(parts)
 
 
 def pick(texts: dict[str, str], tag: str, strip: bool = True) -> str | None:

@@ -58,6 +58,21 @@ def sniff(head: bytes, filename: str) -> bool:
     return m is not None and m.start() < 8192
 
 
+# Control bytes no text file holds (tab, line feed, form feed and carriage return are
+# text); a NUL alone means binary, as for git and grep.
+_CONTROL = bytes(c for c in range(32) if c not in (9, 10, 12, 13))
+
+
+def looks_binary(data: bytes) -> bool:
+    """True for binary data: a NUL byte, or more than 1 % control bytes, in the first
+    64 KiB (BibTeX in any 8-bit encoding or UTF-8 has neither)."""
+    head = data[:65536]
+    if b"\x00" in head:
+        return True
+    controls = len(head) - len(head.translate(None, _CONTROL))
+    return controls * 100 > len(head)
+
+
 def decode_latex(value: str | None) -> str | None:
     """Unicode text from a LaTeX-bearing field value (accents, macros, braces)."""
     if value is None:
@@ -76,6 +91,8 @@ def parse(stream: BinaryIO, origin: str) -> Iterator[SourceRecord | ParseError]:
     data = stream.read(MAX_BYTES + 1)
     if len(data) > MAX_BYTES:
         raise ParseError(f"BibTeX file larger than {MAX_BYTES} bytes", origin)
+    if looks_binary(data):  # `--format bibtex` on an image, a PDF …: store nothing
+        raise ParseError("binary data, not BibTeX text: nothing was stored", origin)
     encoding = "utf-8"
     try:
         source = data.decode("utf-8-sig")
