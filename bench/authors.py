@@ -1,20 +1,31 @@
-"""Author disambiguation quality on labelled OpenReview signatures (B³), and training.
+"""Author disambiguation quality: OpenReview signatures (B³, per person) and the daily feed.
 
-    nice -n 10 .venv/bin/python bench/authors.py            # evaluate (5-fold CV by block)
-    nice -n 10 .venv/bin/python bench/authors.py --train    # also refit + ship the model
+    nice -n 10 .venv/bin/python bench/authors.py                  # OpenReview figures (~20 min)
+    nice -n 10 .venv/bin/python bench/authors.py --folds 4        # tuned folds only (development)
+    nice -n 10 .venv/bin/python bench/authors.py --train-only 0.475   # refit + ship the model
+    .venv/bin/python bench/authors.py --feed-people var/paperdesk.db  # feed lists on a resolved store
+    .venv/bin/python bench/authors.py --write-name-prior          # rebuild the packaged name prior
 
 Data: ../shared/data/openreview/signatures.jsonl (author positions labelled with
 OpenReview profile ids) joined with papers.jsonl. Signatures whose `cluster` is null (no
-profile) are clustered but not scored.
+profile) are clustered but not scored. Name rarity (`authors_rarity`) is counted over these
+papers' names, as a store holding them would, plus the packaged prior.
 
 Protocol: name blocks (surname + first initial) are split into 5 folds by a hash of the
-block key. For test fold k the pairwise model is trained on pairs from three other folds,
-the clustering threshold is chosen on fold k+1, and fold k is clustered — no block is ever
-scored by a model that saw its pairs. Figures are over the union of the 5 test folds.
-Training signatures get a random 30 % of given names abbreviated ("Yoshua" → "Y."), since
-OpenReview names come from profiles and otherwise no initial-vs-full pair would be seen.
-The variant test abbreviates 30 % of the *test* signatures the same way and checks that
-they join their person's other signatures.
+block key. Fold 4 is held out of all tuning: development looked only at folds 0-3 (`--folds
+4`), cross-validated among themselves (test fold k, threshold chosen on the next tuned
+fold, the model trained on the other two); the held-out fold is clustered by a model
+trained on folds 1-3 with its threshold chosen on fold 0. Figures are printed
+separately for the tuned folds and the held-out one. Training signatures get a random 30 %
+of given names abbreviated ("Yoshua" → "Y."), since OpenReview names come from profiles
+and otherwise no initial-vs-full pair would be seen. The variant test abbreviates 30 % of
+the *test* signatures the same way and checks that they join their person's other
+signatures. Per person: the mean share of a person's signatures in their largest predicted
+cluster, over people with >= 10 signatures. Ablation: the test papers clustered as if each
+had no other author.
+
+The feed lists (`bench/authors_feed_people.tsv`, `authors_feed_common.tsv`) were checked by
+hand; a third of the people (by a hash of the name, `person_part`) is held out.
 """
 
 from __future__ import annotations
@@ -29,8 +40,18 @@ from pathlib import Path
 
 import numpy as np
 
-from paperdesk.resolve.authors_disambiguate import block_groups, disambiguate, prepare, solve
-from paperdesk.resolve.authors_eval import b3, exact_name_baseline, key_baseline, load_openreview
+from paperdesk.resolve.authors_disambiguate import (
+    block_groups,
+    disambiguate,
+    prepare,
+    solve,
+)
+from paperdesk.resolve.authors_eval import (
+    b3,
+    exact_name_baseline,
+    key_baseline,
+    load_openreview,
+)
 from paperdesk.resolve.authors_features import (
     FEATURES,
     Signature,
@@ -38,10 +59,12 @@ from paperdesk.resolve.authors_features import (
     name_form,
     pair_features,
     set_frequencies,
+    set_people,
     signatures_from_record,
     text_vectors,
 )
 from paperdesk.resolve.authors_model import MODEL_FILE, PairModel, train_pair_model
+from paperdesk.resolve.authors_rarity import NameStats
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "data"
@@ -70,6 +93,65 @@ def abbreviate(sig: Signature) -> Signature:
 
 def fold_of(block: str) -> int:
     return int(hashlib.sha1(block.encode()).hexdigest(), 16) % FOLDS
+
+
+HELD_OUT = FOLDS - 1
+"""The fold (blocks by hash) held out of all tuning: no model that scores it was trained
+or thresholded on it, and no design choice looked at its figures (development runs use
+`--folds 4`). Folds 0-3 are cross-validated among themselves."""
+
+
+def dev_fold(k: int) -> int:
+    """The fold whose labels choose the threshold for test fold `k` (never the held-out
+    one for a tuned fold)."""
+    return (k + 1) % HELD_OUT if k != HELD_OUT else 0
+
+
+def feed_forms(shared: Path) -> list[str]:
+    """The name forms (see `name_form`) of every author of the shared daily feed, which
+    the packaged name prior counts (cached under var/, keyed by the feed file's size)."""
+    import gzip
+
+    import orjson
+
+    from paperdesk.model import Author
+    from paperdesk.normalize.names import normalize_author
+    from paperdesk.resolve.authors_names import fold as fold_name
+    from paperdesk.resolve.authors_names import parse_given
+
+    src = shared / "arxiv" / "daily-feed-2025-03-to-2026-04.jsonl.gz"
+    cache = ROOT / "var" / f"bench-feed-forms-{src.stat().st_size}.txt"
+    if cache.exists():
+        return cache.read_text("utf-8").splitlines()
+    forms: set[str] = set()
+    with gzip.open(src, "rb") as fh:
+        for line in fh:
+            for name in orjson.loads(line).get("authors") or ():
+                a = normalize_author(Author(name=name))
+                forms.add(" ".join((*parse_given(a.given).tokens, fold_name(a.family or ""))).strip())
+    cache.parent.mkdir(exist_ok=True)
+    cache.write_text("\n".join(sorted(forms)), "utf-8")
+    return sorted(forms)
+
+
+def person_share(truth: dict[str, str | None], pred: dict[str, str], ids, min_size: int = 10):
+    """Mean share of a person's signatures in their largest predicted cluster, over the
+    people with at least `min_size` signatures among `ids`; and the number of them."""
+    people: dict[str, list[str]] = defaultdict(list)
+    for x in ids:
+        if truth[x] is not None:
+            people[str(truth[x])].append(x)
+    shares = [
+        Counter(pred[x] for x in xs).most_common(1)[0][1] / len(xs)
+        for xs in people.values()
+        if len(xs) >= min_size
+    ]
+    return (sum(shares) / len(shares) if shares else float("nan")), len(shares)
+
+
+def without_coauthors(sigs: list[Signature]) -> list[Signature]:
+    """The ablation: every signature as if its paper had no other author."""
+    return [Signature(**{**s.__dict__, "coauthors": frozenset({s.block})}) for s in sigs]
 
 
 def training_pairs(
@@ -106,15 +188,16 @@ def weights(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.where(name_equal & (y == 0), HARD_NEGATIVE_WEIGHT, 1.0)
 
 
-def augmented(sigs: list[Signature], rate: float, seed: int) -> list[Signature]:
+def augmented(sigs: list[Signature], rate: float, seed: int, stats: NameStats) -> list[Signature]:
     """A copy with a share of given names abbreviated; name frequencies recounted on the
-    copy (over the same total as the originals)."""
+    copy (over the same total as the originals), name rarity from the store's `stats`."""
     rng = random.Random(seed)
     out = [abbreviate(s) if rng.random() < rate else s for s in sigs]
     out = [Signature(**s.__dict__) for s in out]
     counts = Counter(name_form(s) for s in out)
     for s in out:
         s.name_count = counts[name_form(s)]
+    set_people(out, stats)
     return out
 
 
@@ -146,13 +229,33 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--shared", type=Path, default=SHARED)
     ap.add_argument("--train", action="store_true", help="refit on all folds and write the shipped model")
-    ap.add_argument("--folds", type=int, default=FOLDS, help="evaluate only the first N test folds")
+    ap.add_argument("--folds", type=int, default=FOLDS,
+                    help="below 5: evaluate only the first N tuned folds (not the held-out one)")
     ap.add_argument("--scale", type=int, default=0, metavar="N",
                     help="instead: time resolve_authors on N arXiv feed records + 2,000 more")
     ap.add_argument("--store", type=Path, default=None, metavar="DB",
                     help="instead: time resolve_authors on a copy of a store whose works are "
                     "resolved (e.g. one bench/resolve.py built): full, then its last 2,000 records")
+    ap.add_argument("--feed-people", type=Path, default=None, metavar="DB",
+                    help="instead: per-person figures of the feed lists on a resolved store")
+    ap.add_argument("--train-only", type=float, default=None, metavar="THRESHOLD",
+                    help="refit and ship the model with this clustering threshold, no evaluation")
+    ap.add_argument("--write-name-prior", action="store_true",
+                    help="instead: rebuild the packaged name prior from the daily feed's names")
+    ap.add_argument("--dump", type=Path, default=None, help="write the CV predictions (JSON) here")
     args = ap.parse_args()
+    if args.write_name_prior:
+        import json
+
+        from paperdesk.resolve.authors_rarity import PRIOR_FILE
+
+        out = ROOT / "src" / "paperdesk" / "resolve" / PRIOR_FILE
+        prior = NameStats(feed_forms(args.shared), prior=None).to_json()
+        out.write_text(json.dumps(prior, separators=(",", ":")) + "\n", "utf-8")
+        print(f"wrote {out}: {len(prior['surnames'])} given names, {len(prior['givens'])} surnames")
+        return 0
+    if args.feed_people:
+        return feed_people(args.feed_people)
     if args.scale:
         return scale(args.shared, args.scale)
     if args.store:
@@ -164,9 +267,10 @@ def main() -> int:
     data = load_openreview(args.shared)
     records, truth, raw_names = data.records, data.truth, data.names
     sigs = [s for r in records for s in signatures_from_record(r)]
-    set_frequencies(sigs)
+    stats = NameStats(name_form(s) for s in sigs)  # as a store of these papers counts them
+    set_frequencies(sigs, stats=stats)
+    print(f"name statistics over {stats.distinct:,} distinct spelt-out names, and the prior")
     vecs = text_vectors(sigs)
-    index = {s.sig_id: i for i, s in enumerate(sigs)}
     names = dict(raw_names)
     # The README's hard subset: names carried by two or more `cluster` values (null counts
     # as one), scored on their labelled signatures; `hard_strict` counts only real profiles.
@@ -183,21 +287,21 @@ def main() -> int:
         f"hard names {len(hard_names)} ({len(hard)} signatures), strict {len(strict_names)} "
         f"({len(hard_strict)}); load {time.time() - t0:.1f}s"
     )
-    for label, base in (("exact name", exact_name_baseline(names)), ("surname+initial", key_baseline(names))):
-        for part, r in scores(truth, base, labelled, hard, hard_strict).items():
-            print(f"baseline {label:16s} {part:12s} {r.row()}")  # type: ignore[attr-defined]
-
     fold = {s.sig_id: fold_of(s.block) for s in sigs}
     pred: dict[str, str] = {}
     pred_var: dict[str, str] = {}
+    pred_alone: dict[str, str] = {}
     abbreviated: set[str] = set()
-    thresholds = []
-    for k in range(args.folds):
-        dev_k = (k + 1) % FOLDS
-        train_idx = [i for i, s in enumerate(sigs) if fold[s.sig_id] not in (k, dev_k)]
+    thresholds: list[float] = []
+    test_folds = [*range(min(args.folds, HELD_OUT)), *([HELD_OUT] if args.folds >= FOLDS else [])]
+    if args.train_only is not None:
+        args.train, test_folds, thresholds = True, [], [args.train_only]
+    for k in test_folds:
+        dev_k = dev_fold(k)
+        train_idx = [i for i, s in enumerate(sigs) if fold[s.sig_id] not in (k, dev_k, HELD_OUT)]
         dev_idx = [i for i, s in enumerate(sigs) if fold[s.sig_id] == dev_k]
         test_idx = [i for i, s in enumerate(sigs) if fold[s.sig_id] == k]
-        tr = augmented([sigs[i] for i in train_idx], 0.3, seed=k)
+        tr = augmented([sigs[i] for i in train_idx], 0.3, seed=k, stats=stats)
         x, y = training_pairs(tr, vecs[train_idx], truth, seed=k)
         model = train_pair_model(x, y, seed=k, sample_weight=weights(x, y))
         t = best_threshold(model, [sigs[i] for i in dev_idx], vecs[dev_idx], truth, set(hard))
@@ -205,56 +309,71 @@ def main() -> int:
         test = [sigs[i] for i in test_idx]
         labels = disambiguate(test, model=model, threshold=t, vectors=vecs[test_idx])
         pred.update({s.sig_id: f"{k}:{lab}" for s, lab in zip(test, labels, strict=True)})
-        var = augmented(test, 0.3, seed=100 + k)
+        var = augmented(test, 0.3, seed=100 + k, stats=stats)
         abbreviated.update(a.sig_id for a, b in zip(var, test, strict=True) if a.name != b.name)
         labels = disambiguate(var, model=model, threshold=t, vectors=vecs[test_idx])
         pred_var.update({s.sig_id: f"{k}:{lab}" for s, lab in zip(var, labels, strict=True)})
+        labels = disambiguate(without_coauthors(test), model=model, threshold=t, vectors=vecs[test_idx])
+        pred_alone.update({s.sig_id: f"{k}:{lab}" for s, lab in zip(test, labels, strict=True)})
         print(
-            f"fold {k}: train pairs {len(y)} ({int(y.sum())} positive), dev threshold {t}, "
-            f"test signatures {len(test)}  [{time.time() - t0:.0f}s]"
+            f"fold {k}: train pairs {len(y)} ({int(y.sum())} positive), dev fold {dev_k} "
+            f"threshold {t}, test signatures {len(test)}  [{time.time() - t0:.0f}s]"
         )
-    done = set(pred)
-    lab_done = [x for x in labelled if x in done]
-    hard_done = [x for x in hard if x in done]
-    strict_done = [x for x in hard_strict if x in done]
-    for part, r in scores(truth, pred, lab_done, hard_done, strict_done).items():
-        print(f"model {part:12s} {r.row()}")  # type: ignore[attr-defined]
-    for label, base in (("exact name", exact_name_baseline(names)), ("surname+initial", key_baseline(names))):
-        print(f"baseline {label:16s} on scored folds: all {b3(truth, base, lab_done).row()}, hard {b3(truth, base, hard_done).row()}")
+    if args.dump:
+        import json
 
-    # Variant test: abbreviated names must join their person's other signatures.
-    people: dict[str, list[str]] = defaultdict(list)
-    for x in lab_done:
-        people[str(truth[x])].append(x)
-    joinable = [x for x in abbreviated if truth[x] is not None and len(people[str(truth[x])]) > 1]
-    joined = sum(
-        1
-        for x in joinable
-        if any(pred_var[y] == pred_var[x] for y in people[str(truth[x])] if y != x)
-    )
-    var_names = {x: (names[x] if x not in abbreviated else sigs[index[x]].name) for x in names}
-    print(
-        f"variant test: {len(abbreviated)} of {len(done)} test signatures abbreviated; "
-        f"{joined}/{len(joinable)} = {joined / max(1, len(joinable)):.4f} of those with other "
-        f"signatures joined one of them"
-    )
-    print(f"model  variants  all {b3(truth, pred_var, lab_done).row()}")
-    print(f"model  variants  hard {b3(truth, pred_var, hard_done).row()}")
-    abbrev_names = dict(var_names)
-    for x in abbreviated:
-        abbrev_names[x] = abbreviate(sigs[index[x]]).name
-    print(f"baseline exact name, variants  all {b3(truth, exact_name_baseline(abbrev_names), lab_done).row()}")
+        args.dump.write_text(json.dumps({"pred": pred, "alone": pred_alone}))
+    done = set(pred)
+    parts = (("tuned (folds 0-3)", set(range(HELD_OUT))), (f"held out (fold {HELD_OUT})", {HELD_OUT}))
+    for part_name, part_folds in parts if done else ():
+        ids = {x for x in done if fold[x] in part_folds}
+        if not ids:
+            continue
+        lab_done = [x for x in labelled if x in ids]
+        hard_done = [x for x in hard if x in ids]
+        strict_done = [x for x in hard_strict if x in ids]
+        print(f"== {part_name}")
+        for part, r in scores(truth, pred, lab_done, hard_done, strict_done).items():
+            print(f"model {part:12s} {r.row()}")  # type: ignore[attr-defined]
+        share, n_people = person_share(truth, pred, lab_done)
+        print(f"model people with >= 10 signatures: mean share in their largest cluster "
+              f"{share:.4f} (n={n_people})")
+        for part, r in scores(truth, pred_alone, lab_done, hard_done, strict_done).items():
+            print(f"model without co-authors {part:12s} {r.row()}")  # type: ignore[attr-defined]
+        share, n_people = person_share(truth, pred_alone, lab_done)
+        print(f"model without co-authors, people with >= 10 signatures: share {share:.4f} (n={n_people})")
+        for label, base in (("exact name", exact_name_baseline(names)), ("surname+initial", key_baseline(names))):
+            print(f"baseline {label:16s} all {b3(truth, base, lab_done).row()}, hard {b3(truth, base, hard_done).row()}")
+
+        # Variant test: abbreviated names must join their person's other signatures.
+        people: dict[str, list[str]] = defaultdict(list)
+        for x in lab_done:
+            people[str(truth[x])].append(x)
+        joinable = [x for x in abbreviated if x in ids and truth[x] is not None and len(people[str(truth[x])]) > 1]
+        joined = sum(
+            1
+            for x in joinable
+            if any(pred_var[y] == pred_var[x] for y in people[str(truth[x])] if y != x)
+        )
+        print(
+            f"variant test: {len([x for x in abbreviated if x in ids])} of {len(ids)} test signatures "
+            f"abbreviated; {joined}/{len(joinable)} = {joined / max(1, len(joinable)):.4f} of those "
+            f"with other signatures joined one of them"
+        )
+        print(f"model  variants  all {b3(truth, pred_var, lab_done).row()}")
+        print(f"model  variants  hard {b3(truth, pred_var, hard_done).row()}")
     print(f"thresholds chosen on dev folds: {thresholds}")
 
     if args.train:
-        tr = augmented(sigs, 0.3, seed=42)
+        tr = augmented(sigs, 0.3, seed=42, stats=stats)
         x, y = training_pairs(tr, vecs, truth, seed=42)
         t = float(np.median(thresholds))
         model = train_pair_model(
             x, y, threshold=t, seed=42, sample_weight=weights(x, y),
-            trained_on="openreview signatures.jsonl, all blocks, 30% given names abbreviated",
+            trained_on="openreview signatures.jsonl, all blocks, 30% given names abbreviated; "
+            "name rarity with the packaged prior",
             hard_negative_weight=HARD_NEGATIVE_WEIGHT,
-            pairs=int(len(y)), positives=int(y.sum()), cv_thresholds=thresholds,
+            pairs=len(y), positives=int(y.sum()), cv_thresholds=thresholds,
         )
         out = ROOT / "src" / "paperdesk" / "resolve" / MODEL_FILE
         model.save(out)
@@ -368,6 +487,71 @@ def on_store(src: Path, day: int = 2000) -> int:
                   f"peak RSS {peak():.2f} GiB")
         store.close()
     print(f"load at the end {os.getloadavg()}")
+    return 0
+
+
+PEOPLE_FILE = ROOT / "bench" / "authors_feed_people.tsv"
+COMMON_FILE = ROOT / "bench" / "authors_feed_common.tsv"
+
+
+def read_list(path: Path) -> list[list[str]]:
+    """The rows of a tab-separated list (after its `#` comment lines and header)."""
+    rows = [line.split("\t") for line in path.read_text("utf-8").splitlines() if line and not line.startswith("#")]
+    return rows[1:]
+
+
+def person_part(name: str) -> str:
+    """`held-out` for a fixed third of the feed list (by a hash of the name), else `tuned`:
+    development looked only at the tuned part's figures."""
+    return "held-out" if int(hashlib.sha1(name.encode()).hexdigest(), 16) % 3 == 0 else "tuned"
+
+
+def feed_people(db: Path) -> int:
+    """Per person of the feed lists (`bench/authors_feed_*.tsv`), on a resolved store: the
+    signatures carrying the person's folded full name, how many profiles hold them and the
+    share of the largest; prolific people should have one profile (>= 90 %), common names
+    should stay split."""
+    from paperdesk.model import Author
+    from paperdesk.normalize.names import normalize_author
+    from paperdesk.resolve.authors_names import fold as fold_name
+    from paperdesk.resolve.authors_names import parse_given
+    from paperdesk.store import authors as adb
+    from paperdesk.store import open_store
+
+    store = open_store(db)
+    conn = store.conn
+
+    def profiles(name: str) -> Counter[str]:
+        a = normalize_author(Author(name=name))
+        form = " ".join((*parse_given(a.given).tokens, fold_name(a.family or ""))).strip()
+        rows = adb.signatures_in_blocks(conn, [a.key or ""])
+        return Counter(r.author_id for r in rows if r.name_folded == form)
+
+    ok: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    shares: dict[str, list[float]] = defaultdict(list)
+    print(f"{'person':28s} {'part':8s} {'records':>7s} {'profiles':>8s} {'largest':>7s} share")
+    for row in read_list(PEOPLE_FILE):
+        name = row[0]
+        part = person_part(name)
+        by = profiles(name)
+        n = sum(by.values())
+        top = by.most_common(1)[0][1] if by else 0
+        share = top / n if n else 0.0
+        ok[part][0] += share >= 0.9
+        ok[part][1] += 1
+        shares[part].append(share)
+        print(f"{name:28s} {part:8s} {n:7d} {len(by):8d} {top:7d} {share:.2f}{'' if share >= 0.9 else '  <-- split'}")
+    for part in ("tuned", "held-out"):
+        got, total = ok[part]
+        print(f"feed people ({part}): {got}/{total} have one profile holding >= 90 % of their "
+              f"records; mean largest share {sum(shares[part]) / max(1, len(shares[part])):.3f}")
+    print(f"\n{'common name':28s} {'records':>7s} {'profiles':>8s} {'largest':>7s}")
+    for row in read_list(COMMON_FILE):
+        by = profiles(row[0])
+        n = sum(by.values())
+        top = by.most_common(1)[0][1] if by else 0
+        print(f"{row[0]:28s} {n:7d} {len(by):8d} {top:7d}")
+    store.close()
     return 0
 
 

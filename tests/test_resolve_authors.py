@@ -1114,6 +1114,7 @@ def _as_stored(sig: Signature) -> Signature:
     meta, keys, vec = authors_samples.encode(sig, (row.indices, row.data))
     back, _ = authors_samples.decode(sig.sig_id, meta, keys, vec)
     back.name_count, back.block_count, back.total = sig.name_count, sig.block_count, sig.total
+    back.people, back.block_people = sig.people, sig.block_people  # set by set_frequencies
     return back
 
 

@@ -18,6 +18,7 @@ each worker vectorises the new texts of its blocks, #16.)
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing as mp
 import os
 from collections import Counter, defaultdict
@@ -35,10 +36,12 @@ from paperdesk.resolve.authors_disambiguate import Constraints, disambiguate
 from paperdesk.resolve.authors_features import (
     Signature,
     name_form,
+    set_people,
     signatures_from_record,
 )
 from paperdesk.resolve.authors_model import PairModel
 from paperdesk.resolve.authors_names import GivenName, first_names_relation, parse_given
+from paperdesk.resolve.authors_rarity import NameStats
 from paperdesk.resolve.authors_units import Unit, UnitBuilder
 from paperdesk.store import authors as db
 from paperdesk.store.sqlite import authors_stage as stage
@@ -155,11 +158,25 @@ def member_signatures(
     return found, missing, vec_rows
 
 
+def name_stats(conn: Any, builder: UnitBuilder, stored: int | None) -> NameStats:
+    """Name statistics (`authors_rarity`) over the store after this run: the names the
+    new units carry, and the stored ones unless this is a full run (`stored` None)."""
+    forms: Iterable[str] = builder.name_counts
+    if stored is not None:
+        forms = itertools.chain(forms, db.name_forms(conn))
+    return NameStats(forms)
+
+
 def set_frequencies(
-    conn: Any, sigs: Sequence[Signature], builder: UnitBuilder, stored: int | None
+    conn: Any,
+    sigs: Sequence[Signature],
+    builder: UnitBuilder,
+    stored: int | None,
+    stats: NameStats | None = None,
 ) -> None:
     """Name and block frequencies over the whole store after this run: the `stored`
-    signatures (None in a full run: they are all rebuilt) plus the new ones."""
+    signatures (None in a full run: they are all rebuilt) plus the new ones; name rarity
+    from `stats` (else from `name_stats`)."""
     form_of = [name_form(s) for s in sigs]
     forms = set(form_of)
     blocks = {s.block for s in sigs}
@@ -174,6 +191,7 @@ def set_frequencies(
         s.name_count = max(1, ncount.get(form, 1))
         s.block_count = max(1, bcount.get(s.block, 1))
         s.total = total
+    set_people(sigs, stats if stats is not None else name_stats(conn, builder, stored))
 
 
 # -- a day over both cores ----------------------------------------------------------------
@@ -220,11 +238,12 @@ class _Part:
 _JOB: (
     tuple[
         str, dict[str, list[Unit]], set[str], UnitBuilder, int, Constraints, PairModel,
+        NameStats,
     ]
     | None
 ) = None
 """What forked workers inherit: (store path, pending units by block, changed records,
-builder, stored signatures, curation constraints, model)."""
+builder, stored signatures, curation constraints, model, the store's name statistics)."""
 
 _CONN: Any = None
 """A worker's own read-only connection (a forked worker must not use its parent's)."""
@@ -233,7 +252,7 @@ _CONN: Any = None
 def _solve_part(blocks: list[str]) -> _Part:
     global _CONN
     assert _JOB is not None
-    path, pending_of, changed, builder, stored, cons, model = _JOB
+    path, pending_of, changed, builder, stored, cons, model, stats = _JOB
     if _CONN is None:
         _CONN = stage.reader(path)
     pending = [u.rep for b in blocks for u in pending_of[b]]
@@ -241,7 +260,7 @@ def _solve_part(blocks: list[str]) -> _Part:
     members, fixed = sampled_members(_CONN, wanted, changed)
     found, missing, vec_rows = member_signatures(_CONN, [s for ids in members.values() for s in ids])
     sigs = [*found, *missing, *pending]
-    set_frequencies(_CONN, sigs, builder, stored)
+    set_frequencies(_CONN, sigs, builder, stored, stats)
     vecs = samples.vectors(sigs, vec_rows)
     labels = disambiguate(
         sigs, model=model, constraints=replace(cons, fixed=fixed), vectors=vecs, processes=1
@@ -301,7 +320,8 @@ def solve_day(
     for u in pending:
         pending_of[u.rep.block].append(u)
     shares = _shares(conn, sorted(pending_of), pending, cons, processes * PARTS_PER_WORKER)
-    _JOB = (path, pending_of, changed, builder, stored, cons, model)
+    stats = name_stats(conn, builder, stored)
+    _JOB = (path, pending_of, changed, builder, stored, cons, model, stats)
     try:
         with mp.get_context("fork").Pool(processes) as pool:
             parts = pool.map(_solve_part, shares, chunksize=1)

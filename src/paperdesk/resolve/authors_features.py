@@ -28,6 +28,7 @@ from paperdesk.resolve.authors_names import (
     middle_conflict,
     parse_given,
 )
+from paperdesk.resolve.authors_rarity import NO_NAME, NameStats
 from paperdesk.resolve.hashed_terms import sublinear_rows
 
 FEATURES = (
@@ -52,6 +53,8 @@ FEATURES = (
     "first_name_length",
     "name_frequency",
     "block_frequency",
+    "name_people",
+    "block_people",
 )
 
 FREQ_FLOOR = 20_000
@@ -65,6 +68,9 @@ _AFF_STOP = frozenset(
 )
 _WORD = re.compile(r"[a-z0-9]+")
 _VENUE = re.compile(r"[^a-z]+")
+
+BLOCK_PEOPLE_CAP = 50
+"""`block_people` above this says no more (a block of 50 given names is a common one)."""
 
 TEXT_DIM = 2**18
 """Columns of the hashed text vectors."""
@@ -101,6 +107,11 @@ class Signature:
     """How many signatures share this blocking key."""
     total: int = FREQ_FLOOR
     """How many signatures the store holds (the denominator of both frequencies)."""
+    people: float = NO_NAME
+    """log10 of the people expected to carry this spelt-out name by chance
+    (`authors_rarity.NameStats.log_people`; `NO_NAME` for an initial only)."""
+    block_people: int = 0
+    """Distinct spelt-out given names in this name's block (`NameStats.block_people`)."""
     key_codes: np.ndarray | None = field(default=None, compare=False)
     """A stored member read back from `author_samples`: its co-author keys as the sorted
     codes `samples_codec.key_code` gives them, and `coauthors` left empty (pair features
@@ -127,18 +138,41 @@ def set_frequencies(
     name_counts: Mapping[str, int] | None = None,
     block_counts: Mapping[str, int] | None = None,
     total: int | None = None,
+    stats: NameStats | None = None,
 ) -> None:
     """Fill `name_count`/`block_count`/`total` from the given counts, or from `sigs`
-    themselves when no store-wide counts are given."""
+    themselves when no store-wide counts are given; `people`/`block_people` from `stats`
+    (else from the names of `sigs`)."""
     if name_counts is None:
         name_counts = Counter(name_form(s) for s in sigs)
     if block_counts is None:
         block_counts = Counter(s.block for s in sigs)
     n = len(sigs) if total is None else total
+    if stats is None:
+        stats = NameStats(name_counts)
     for s in sigs:
         s.name_count = name_counts.get(name_form(s), 1)
         s.block_count = block_counts.get(s.block, 1)
         s.total = n
+    set_people(sigs, stats)
+
+
+def set_people(sigs: Sequence[Signature], stats: NameStats) -> None:
+    """Fill `people` and `block_people` (name rarity, `authors_rarity`) from `stats`."""
+    for s in sigs:
+        form = name_form(s)
+        s.people = stats.log_people(form)
+        s.block_people = stats.block_people(form)
+
+
+def pair_people(a_people: float, b_people: float) -> float:
+    """The pair's `name_people`: the larger estimate of its spelt-out names (one side
+    with an initial only takes the other's; `NO_NAME` when neither is spelt out)."""
+    if a_people == NO_NAME:
+        return b_people
+    if b_people == NO_NAME:
+        return a_people
+    return max(a_people, b_people)
 
 
 def name_form(sig: Signature) -> str:
@@ -294,4 +328,6 @@ def pair_features(
         f[18] = min(lengths) if lengths else 0
         f[19] = frequency(max(a.name_count, b.name_count), max(a.total, b.total))
         f[20] = frequency(max(a.block_count, b.block_count), max(a.total, b.total))
+        f[21] = pair_people(a.people, b.people)
+        f[22] = min(max(a.block_people, b.block_people), BLOCK_PEOPLE_CAP)
     return out

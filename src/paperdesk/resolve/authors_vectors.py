@@ -16,8 +16,14 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
-from paperdesk.resolve.authors_features import FEATURES, FREQ_FLOOR, Signature
+from paperdesk.resolve.authors_features import (
+    BLOCK_PEOPLE_CAP,
+    FEATURES,
+    FREQ_FLOOR,
+    Signature,
+)
 from paperdesk.resolve.authors_names import GivenName, first_names_relation, middle_conflict
+from paperdesk.resolve.authors_rarity import NO_NAME
 from paperdesk.store import samples_codec as codec
 
 _RELATIONS = ("equal", "nickname", "initial", "missing", "incompatible")
@@ -81,6 +87,8 @@ class SigArrays:
     name_count: np.ndarray
     block_count: np.ndarray
     total: np.ndarray
+    people: np.ndarray
+    block_people: np.ndarray
     vectors: sparse.csr_matrix
 
 
@@ -129,6 +137,8 @@ def sig_arrays(
         name_count=np.fromiter((s.name_count for s in sigs), np.float64, len(sigs)),
         block_count=np.fromiter((s.block_count for s in sigs), np.float64, len(sigs)),
         total=np.fromiter((s.total for s in sigs), np.float64, len(sigs)),
+        people=np.fromiter((s.people for s in sigs), np.float64, len(sigs)),
+        block_people=np.fromiter((s.block_people for s in sigs), np.float64, len(sigs)),
         vectors=vectors,
     )
 
@@ -309,6 +319,13 @@ def pair_rows(arr: SigArrays, left: np.ndarray, right: np.ndarray) -> np.ndarray
     blocks = np.maximum(arr.block_count[left], arr.block_count[right])
     out[:, 19] = np.log10(1.0 + 1e5 * names / total)
     out[:, 20] = np.log10(1.0 + 1e5 * blocks / total)
+    pa, pb = arr.people[left], arr.people[right]
+    out[:, 21] = np.where(
+        pa == NO_NAME, pb, np.where(pb == NO_NAME, pa, np.maximum(pa, pb))
+    )
+    out[:, 22] = np.minimum(
+        np.maximum(arr.block_people[left], arr.block_people[right]), BLOCK_PEOPLE_CAP
+    )
     return out
 
 

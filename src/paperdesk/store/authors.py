@@ -272,6 +272,15 @@ def name_counts(conn: sqlite3.Connection, names: Iterable[str]) -> dict[str, int
     return _counts_by(conn, "author_names", "name_folded", names)
 
 
+def name_forms(conn: sqlite3.Connection) -> list[str]:
+    """Every folded name the store's signatures carry (a name whose signatures all went
+    in the day's deltas may still be listed: name statistics count distinct names)."""
+    rows = conn.execute(
+        "SELECT name_folded FROM author_names UNION SELECT name_folded FROM author_names_delta"
+    )
+    return [r[0] for r in rows]
+
+
 def block_counts(conn: sqlite3.Connection, blocks: Iterable[str]) -> dict[str, int]:
     """Signatures per block."""
     return _counts_by(conn, "author_blocks", "block", blocks)
