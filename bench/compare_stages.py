@@ -46,7 +46,11 @@ ix = SearchIndex(store)
 out = []
 for q in json.loads(sys.argv[2]):
     for mode in json.loads(sys.argv[3]):
-        r = ix.search(q, mode=mode, limit=10, snippets=False)
+        try:
+            r = ix.search(q, mode=mode, limit=10, snippets=False)
+        except Exception as exc:  # a claim that is not a valid query: its error is the output
+            out.append([q, mode, None, repr(exc)])
+            continue
         out.append([q, mode, r.total, [[h.work_id, sorted(h.keys)] for h in r.hits]])
 print(json.dumps(out))
 """
@@ -144,10 +148,10 @@ def _dump_db(db: Path) -> dict[str, Any]:
             "subjects": dict(sorted(subjects.items())), "codes": codes}
 
 
-def build(src: Path, name: str, work: Path, feed_lines: int = 0) -> dict[str, Any]:
+def build(src: Path, name: str, work: Path, feed_lines: int = 0, reuse: bool = False) -> dict[str, Any]:
     work.mkdir(parents=True, exist_ok=True)
     db = work / f"{name}.db"
-    for p in work.glob(f"{name}.db*"):
+    for p in [] if reuse else work.glob(f"{name}.db*"):
         if p.is_dir():
             import shutil
 
@@ -155,9 +159,10 @@ def build(src: Path, name: str, work: Path, feed_lines: int = 0) -> dict[str, An
         else:
             p.unlink()
     files, queries = _inputs(name, work, feed_lines)
-    _cli(src, db, "ingest", "--on-error", "skip", *map(str, files))
-    _cli(src, db, "resolve", "--json")
-    _cli(src, db, "classify", "--json")
+    if not db.exists() or not reuse:
+        _cli(src, db, "ingest", "--on-error", "skip", *map(str, files))
+        _cli(src, db, "resolve", "--json")
+        _cli(src, db, "classify", "--json")
     out = _dump_db(db)
     out["search"] = json.loads(_run(src, "-c", _SEARCH, str(db), json.dumps(queries), json.dumps(MODES)))
     return out
@@ -194,6 +199,7 @@ def main() -> int:
     ap.add_argument("--work", type=Path, default=None, help="where the stores go (default: a temp dir)")
     ap.add_argument("--diff", nargs=2, type=Path, metavar=("A", "B"))
     ap.add_argument("--feed-lines", type=int, default=0, help="only the feed's first N lines")
+    ap.add_argument("--reuse", action="store_true", help="dump the stores an earlier run built")
     args = ap.parse_args()
     if args.diff:
         a, b = (json.loads(p.read_text()) for p in args.diff)
@@ -203,10 +209,10 @@ def main() -> int:
     work = args.work or Path(tempfile.mkdtemp(prefix="paperdesk-compare-"))
     result = {}
     for name in args.sets.split(","):
-        result[name] = build(args.src.resolve(), name, work, args.feed_lines)
+        result[name] = build(args.src.resolve(), name, work, args.feed_lines, args.reuse)
         print(f"{name}: {len(result[name]['works'])} works, {len(result[name]['authors'])} signatures",
               file=sys.stderr)
-    args.out.write_text(json.dumps(result, sort_keys=True))
+        args.out.write_text(json.dumps(result, sort_keys=True))  # after each set: kept if one fails
     return 0
 
 
