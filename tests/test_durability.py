@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import shared_file
+from paperdesk.errors import StoreError
 from paperdesk.ingest import ingest_paths
 from paperdesk.store import open_store
 
@@ -70,9 +71,8 @@ def test_sigkill_mid_ingest_then_resume(
     kill_after_batches: int,
     bulk: bool,
 ) -> None:
-    """`bulk`: through the worker pool into the empty store, i.e. in rollback-journal mode
-    (`SQLiteStore.bulk_journal`); the killed load leaves a hot journal, which the next
-    connection rolls back, and the store is in WAL mode again once reopened."""
+    """`bulk`: through the worker pool into the empty store (the workers do not look
+    payloads up); the store stays in WAL mode."""
     want = clean_run
 
     db = tmp_path / "killed.db"
@@ -119,12 +119,14 @@ def journal_mode(db: Path) -> str:
 
 
 @pytest.mark.slow
-def test_readers_open_and_wait_during_a_bulk_load(
+def test_readers_read_whole_batches_during_a_bulk_load(
     tmp_path: Path, feed_file: Path, clean_run: tuple[set[str], int]
 ) -> None:
-    """While a big file loads into an empty store in rollback mode, stores opened by other
-    processes (the web, search) read whole committed batches, waiting out the writer's
-    commits instead of failing, and leave the journal mode alone; WAL after the load."""
+    """While a big file loads into an empty store through the worker pool, read-only
+    stores opened by other processes (the web, search) read whole committed batches, WAL
+    throughout (no journal switching: it bought a few per cent of the load, docs)."""
+    from paperdesk.store.sqlite import SQLiteStore
+
     db = tmp_path / "bulk.db"
     env = {
         **os.environ, "PAPERDESK_INGEST_BATCH": "250", "PAPERDESK_PROGRESS": "0",
@@ -135,18 +137,22 @@ def test_readers_open_and_wait_during_a_bulk_load(
     seen: list[tuple[int, str]] = []
     try:
         while proc.poll() is None:
-            if Path(str(db) + "-bulk").exists():
-                with open_store(db) as store:
-                    n = store.count_records()
-                    mode = store.conn.execute("PRAGMA journal_mode").fetchone()[0]
-                seen.append((n, mode))
+            if Path(str(db) + "-wal").exists():
+                try:
+                    view = SQLiteStore(db, readonly=True)
+                    seen.append(
+                        (view.count_records(), view.conn.execute("PRAGMA journal_mode").fetchone()[0])
+                    )
+                    view.close()
+                except (sqlite3.Error, StoreError):
+                    pass  # the schema not there yet
             time.sleep(0.01)
     finally:
         proc.wait()
     assert proc.returncode == 0
-    during = [(n, m) for n, m in seen if m == "delete"]
-    assert during, f"no reader saw the load in rollback mode: {seen[:5]}"
-    assert all(n % 250 == 0 for n, _ in during)  # whole batches only
+    during = [n for n, _ in seen if 0 < n < N]
+    assert during, f"no reader saw the load under way: {seen[:5]}"
+    assert all(n % 250 == 0 for n in during)  # whole batches only
+    assert {m for _, m in seen} == {"wal"}
     assert snapshot(db) == clean_run
     assert journal_mode(db) == "wal"
-    assert not Path(str(db) + "-bulk").exists()

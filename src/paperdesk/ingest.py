@@ -357,46 +357,46 @@ def ingest_file(
             and size >= settings.INGEST_PARALLEL_MIN.get()
             and ingest_pool.usable(parser.NAME, head, store.path)
         )
-        # A big file into an empty store: a rollback journal (each page written once, see
-        # `bulk_journal`), and the workers do not ask the store for payloads (it has none).
-        with store.bulk_journal(parallel) as bulk:
-            if parallel:
-                batches = ingest_pool.parallel_batches(
-                    parser.NAME, stream, origin=origin, db_path=store.path,
-                    batch_size=batch_size, workers=workers, errors=_DECOMPRESS_ERRORS,
-                    look_up=not bulk,
-                )
-            else:
-                batches = _serial_batches(store, parser.parse(stream, origin), origin, batch_size)
-            group = _WriteGroup(store, settings.INGEST_TX_BATCHES.get())
-            with (
-                progress(total=size, desc=path.name[:30], unit="B", unit_scale=True) as bar,
-                store.background_checkpoints(),
-                # The collector stays off for the whole loop, not only around each write: the
-                # pool's result thread unpickles the next batches (~30k objects each) meanwhile,
-                # and every gap with it on set off a pass over them (36-60 passes, ~1.5 µs a
-                # record of the feed). The loop makes no reference cycles.
-                gc_paused(),
-            ):
-                try:
-                    for n, prepared in batches:
-                        group.begin()
-                        put, rej = commit_batch(store, prepared, origin=origin, on_error=on_error)
-                        group.batch_done()
-                        seen += n
-                        report.add(put)
-                        report.rejects.extend(rej)
-                        report.rejected += len(rej)
-                        rejected += len(rej)
-                        bar.update(raw.tell() - bar.n)
-                except ParseError:
-                    group.end()  # bad input: what came before it is kept (see on_error)
-                    report.records += seen  # … and counted
-                    raise
-                except BaseException as exc:
-                    group.end(exc)
-                    raise
-                group.end()
+        # A big file into an empty store: the workers do not ask the store for payloads
+        # (it has none).
+        fresh = parallel and not store.has_records()
+        if parallel:
+            batches = ingest_pool.parallel_batches(
+                parser.NAME, stream, origin=origin, db_path=store.path,
+                batch_size=batch_size, workers=workers, errors=_DECOMPRESS_ERRORS,
+                look_up=not fresh,
+            )
+        else:
+            batches = _serial_batches(store, parser.parse(stream, origin), origin, batch_size)
+        group = _WriteGroup(store, settings.INGEST_TX_BATCHES.get())
+        with (
+            progress(total=size, desc=path.name[:30], unit="B", unit_scale=True) as bar,
+            store.background_checkpoints(),
+            # The collector stays off for the whole loop, not only around each write: the
+            # pool's result thread unpickles the next batches (~30k objects each) meanwhile,
+            # and every gap with it on set off a pass over them (36-60 passes, ~1.5 µs a
+            # record of the feed). The loop makes no reference cycles.
+            gc_paused(),
+        ):
+            try:
+                for n, prepared in batches:
+                    group.begin()
+                    put, rej = commit_batch(store, prepared, origin=origin, on_error=on_error)
+                    group.batch_done()
+                    seen += n
+                    report.add(put)
+                    report.rejects.extend(rej)
+                    report.rejected += len(rej)
+                    rejected += len(rej)
+                    bar.update(raw.tell() - bar.n)
+            except ParseError:
+                group.end()  # bad input: what came before it is kept (see on_error)
+                report.records += seen  # … and counted
+                raise
+            except BaseException as exc:
+                group.end(exc)
+                raise
+            group.end()
         report.records += seen
         store.mark_file_done(digest, origin, size, seen, rejected)
     finally:

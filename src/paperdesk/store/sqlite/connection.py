@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
-from pathlib import Path
-from typing import BinaryIO, cast
+from typing import cast
 
 from paperdesk.errors import StoreError
 
@@ -69,43 +68,6 @@ class Aside:
     ok: bool | None = None
     """Its statements were committed (None: there were none to run)."""
 
-
-
-def _bulk_marker(path: str) -> BinaryIO | None:
-    """The side file `PATH-bulk`, opened and exclusively locked (flock) for a rollback-mode
-    load; None where it cannot be (no `fcntl`, or another process holds it). The kernel
-    drops the lock when its holder dies, so a killed load never looks like a running one."""
-    try:
-        import fcntl  # POSIX only
-    except ImportError:  # pragma: no cover - then no bulk mode: WAL throughout
-        return None
-    f = open(path + "-bulk", "wb")  # noqa: SIM115 - closed by `bulk_journal`
-    try:
-        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        f.close()
-        return None
-    return f
-
-
-def _bulk_load_running(path: str) -> bool:
-    """Whether a process holds `PATH-bulk` locked (`_bulk_marker`); a file left by a
-    killed load is removed."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover
-        return False
-    try:
-        f = open(path + "-bulk", "rb")  # noqa: SIM115
-    except OSError:
-        return False
-    with f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except OSError:
-            return True
-        Path(path + "-bulk").unlink(missing_ok=True)
-        return False
 
 
 class _Tx:

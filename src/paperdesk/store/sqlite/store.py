@@ -33,8 +33,6 @@ from paperdesk.store.sqlite.connection import (
     WAL_RESTART_BYTES,
     WAL_RESTART_WAIT_MS,
     Aside,
-    _bulk_load_running,
-    _bulk_marker,
     _statements,
     _Tx,
     connect_readonly,
@@ -89,14 +87,7 @@ class SQLiteStore:
             # pages, and committing a batch writes a quarter as many WAL frames. Measured on
             # the daily feed: the writer's commit cost fell from ~25 to ~5 µs a record.
             self.conn.execute(f"PRAGMA page_size={PAGE_SIZE}")
-        # While another process loads this store in rollback mode (`bulk_journal`), this
-        # connection reads as a rollback-mode reader (waiting out that writer's commits) and
-        # leaves the journal mode to it; otherwise (a load that was killed included) WAL.
-        if not _bulk_load_running(self.path):
-            try:
-                self.conn.execute("PRAGMA journal_mode=WAL")
-            except sqlite3.OperationalError:  # locked: a load just starting or ending
-                pass
+        self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
         self.conn.execute("PRAGMA foreign_keys=ON")
         self.conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
@@ -198,63 +189,7 @@ class SQLiteStore:
             thread.join()
             self.conn.execute(f"PRAGMA wal_autocheckpoint={limit // page}")
 
-    @contextmanager
-    def bulk_journal(self, wanted: bool = True) -> Iterator[bool]:
-        """For the bulk load of an empty store (the first big file): a rollback journal
-        instead of the WAL while the block runs, if no other connection has the store
-        open; yields whether it switched (never when not `wanted`). WAL again at the end
-        (or, after a crash, at the next open).
-
-        Why: in WAL mode every page is written twice, into the log and then by the
-        checkpoint into the database; a new page of a rollback-mode transaction is written
-        once and never journaled (only pages that existed before it are). The writer alone
-        on 200k snapshot records: 30-37 -> 19-28 CPU µs a record, half the bytes written.
-        What it costs: readers wait (busy timeout) while a transaction commits, instead of
-        reading the last committed state, and a read transaction held open longer than the
-        busy timeout (30 s) would make a commit fail; each commit waits for its fsync. Hence
-        only for an empty store, whose ingest workers need not read it (`ingest_pool`, no
-        look-ups) and which nothing much reads yet. `synchronous=FULL`, as a rollback
-        journal needs it to survive a power loss without corruption (NORMAL is safe only in
-        WAL mode); `cache_spill=OFF`, so that the writer takes the exclusive lock only to
-        commit, not whenever its page cache fills. A SIGKILL leaves a hot journal, which
-        the next connection rolls back (SQLite), as it would any rollback-mode transaction.
-
-        The side file `PATH-bulk`, locked while the load runs (`_bulk_marker`), tells stores
-        opened meanwhile not to switch the journal back to WAL under the writer."""
-        if not wanted or self.path == ":memory:" or self.conn.in_transaction or self._has_records():
-            yield False
-            return
-        marker = _bulk_marker(self.path)
-        if marker is None:  # no advisory locks here, or another load is running
-            yield False
-            return
-        try:
-            self.conn.execute("PRAGMA busy_timeout=0")  # anyone else here: keep the WAL
-            try:
-                mode = self.conn.execute("PRAGMA journal_mode=DELETE").fetchone()[0]
-            except sqlite3.OperationalError:
-                mode = "wal"
-            finally:
-                self.conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-            if mode != "delete":
-                yield False
-                return
-            self.conn.execute("PRAGMA synchronous=FULL")
-            self.conn.execute("PRAGMA cache_spill=OFF")
-            try:
-                yield True
-            finally:
-                self.conn.execute("PRAGMA cache_spill=ON")
-                self.conn.execute("PRAGMA synchronous=NORMAL")
-                try:
-                    self.conn.execute("PRAGMA journal_mode=WAL")
-                except sqlite3.OperationalError:  # a reader kept it locked: the next open
-                    pass
-        finally:
-            Path(marker.name).unlink(missing_ok=True)
-            marker.close()  # releases the lock
-
-    def _has_records(self) -> bool:
+    def has_records(self) -> bool:
         return self.conn.execute("SELECT 1 FROM records LIMIT 1").fetchone() is not None
 
     @contextmanager
