@@ -95,9 +95,10 @@ def _inputs(name: str, tmp: Path, feed_lines: int = 0) -> tuple[list[Path], list
             feed = part
         rng = random.Random(16)
         titles = []
+        step = 997 if not feed_lines else max(1, feed_lines // 40)
         with gzip.open(feed, "rt", encoding="utf-8") as f:
             for i, line in enumerate(f):
-                if i % 997 == 0:
+                if i % step == 0:
                     titles.append(json.loads(line).get("title") or "")
         queries = [re.sub(r"[^\w\s-]", " ", t)[:80] for t in rng.sample(titles, 20)]
         return [feed], [*queries, "cat:cs.CL retrieval", "author:zhang diffusion"]
