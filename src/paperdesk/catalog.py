@@ -19,6 +19,7 @@ from paperdesk.model import SourceRecord
 from paperdesk.store import catalog as q
 from paperdesk.store.sqlite import SQLiteStore
 from paperdesk.subjects import taxonomy
+from paperdesk.views import display_title, text_markup
 
 PER_PAGE = 50
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -69,6 +70,22 @@ def _lead(records: list[SourceRecord]) -> SourceRecord:
     return max(records, key=rank)
 
 
+def work_display_title(lead: SourceRecord, records: list[SourceRecord]) -> tuple[str, str]:
+    """The lead record's title, else another record's, else one derived from the abstract
+    (`views.display_title`)."""
+    title = lead.title if lead.title and lead.title.strip() else next(
+        (r.title for r in records if r.title and r.title.strip()), None
+    )
+    abstract = lead.abstract or next((r.abstract for r in records if r.abstract), None)
+    return display_title(title, abstract, _source_label(lead))
+
+
+def display_titles(store: SQLiteStore, work_ids: list[str]) -> dict[str, tuple[str, str]]:
+    """`work_display_title` of each work (or record key before resolve) that exists."""
+    records = q.work_records(store.conn, list(dict.fromkeys(work_ids)))
+    return {w: work_display_title(_lead(recs), recs) for w, recs in records.items() if recs}
+
+
 def subjects_of(records: list[SourceRecord]) -> list[dict[str, Any]]:
     """Source-given subjects, canonical, primary first (never ACM/MSC codes)."""
     tax = taxonomy.load()
@@ -97,9 +114,13 @@ def work_summary(
     lead = _lead(records)
     subjects = subjects_of(records) or (predicted or {}).get(work_id, [])
     years = [r.year for r in records if r.year]
+    shown, shown_from = work_display_title(lead, records)
     return {
         "work_id": work_id,
         "title": lead.title,
+        "display_title": shown,
+        "display_title_from": shown_from,
+        "markup": text_markup(lead.raw_format),
         "abstract": lead.abstract,
         "authors": [
             {"name": a.display or a.name, "author_id": authors.get((lead.key, i))}
@@ -225,6 +246,9 @@ def paper(store: SQLiteStore, work_id: str) -> dict[str, Any]:
             "doi": r.doi, "journal_ref": r.journal_ref, "venue": r.venue,
             "comments": r.comments, "license": r.license, "categories": r.categories,
             "feed_date": r.feed_date, "format": r.raw_format,
+            "type": r.extra.get("type") or r.extra.get("entry_type"),
+            "volume": r.extra.get("volume"), "issue": r.extra.get("issue") or r.extra.get("number"),
+            "pages": r.extra.get("page") or r.extra.get("pages"), "publisher": r.extra.get("publisher"),
         }
         for r in records
     ]
@@ -326,6 +350,14 @@ def author_page(store: SQLiteStore, author_id: str) -> dict[str, Any]:
     from paperdesk.resolve.authors_profiles import profile
 
     data = profile(store, author_id)
+    for w in data["works"]:
+        recs = w["records"]
+        title = w["title"]
+        abstract = next((r["abstract"] for r in recs if r.get("abstract")), None)
+        label = recs[0]["key"] if recs else None
+        w["display_title"], w["display_title_from"] = display_title(title, abstract, label)
+        source = recs[0]["source"] if recs else None
+        w["markup"] = text_markup({"doi": "crossref", "s2": "semanticscholar"}.get(source or "", source))
     tax = taxonomy.load()
     for s in data["subjects"]:
         cat = tax.get(s["subject"])

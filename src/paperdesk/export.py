@@ -1,10 +1,25 @@
 """Citation export of a work: BibTeX, RIS and CSL-JSON.
 
-Input is the plain work dict the paper page and `paperdesk work ID --json` show (`title`,
-`authors` [{name, given, family}], `year`, `date`, `doi`, `arxiv_id`, `venue`,
-`journal_ref`, `url`, `abstract`, `categories`, `id`). BibTeX is written by bibtexparser
-so that any BibTeX parser reads it back; text is untrusted, so characters that would break
-the entry (unbalanced braces, a bare `%` or `&`) are escaped rather than passed through.
+Input is the plain work dict the paper page and its JSON twin show (`catalog.paper`):
+`title`, `display_title`, `authors` [{name, given, family}], `year`, `date`, `doi`,
+`arxiv_id`, `venue`, `url`, `abstract`, `subjects`/`categories`, `work_id`, and `records`
+(each with `source`, `type`, `venue`, `journal_ref`, `volume`, `issue`, `pages`, …).
+
+What a work *is* decides the entry type (`kind_of`): a journal article (`@article`, RIS
+`JOUR`, CSL `article-journal`), a conference paper (`@inproceedings`, `CONF`,
+`paper-conference`), an arXiv preprint — written the way arXiv writes its own BibTeX:
+`@misc` with `eprint`, `archivePrefix`, `primaryClass` and `url` (RIS `GEN`, CSL `article`
+with `publisher: arXiv` and `number: arXiv:ID`) — or anything else (`@misc`, `GEN`,
+`article`).
+
+Every field is untrusted text (#18): identifiers are validated (an arXiv id, a DOI, an
+arXiv category, an http(s) URL — anything else is left out), and text is made safe per
+format: for BibTeX one line, control characters dropped, `%&#` escaped, braces balanced
+(unbalanced or backslash-escaped ones spelled `\\textbraceleft{}`/`\\textbraceright{}`), no
+trailing backslash; for RIS one line per tag (every kind of line break folded into a space,
+so no value can end the record or start a tag); CSL-JSON is JSON and is written by a JSON
+encoder. A work without a title gets its bracketed display title (derived from the
+abstract) and a note saying so.
 """
 
 from __future__ import annotations
@@ -19,6 +34,81 @@ from bibtexparser.model import Entry, Field
 FORMATS = {"bibtex": "application/x-bibtex", "ris": "application/x-research-info-systems",
            "csl": "application/vnd.citationstyles.csl+json"}
 
+ARXIV_ID = re.compile(r"^(?:\d{4}\.\d{4,5}|[a-z][a-z.-]{1,20}/\d{7})$")
+ARXIV_CATEGORY = re.compile(r"^[a-z][a-z-]{0,15}(?:\.[A-Za-z][A-Za-z-]{0,15})?$")
+DOI = re.compile(r"^10\.\d{4,9}/[^\s{}\\\"<>]{1,300}$")
+URL = re.compile(r"^https?://[^\s{}\\\"<>]{1,2000}$", re.IGNORECASE)
+DERIVED_NOTE = "Title supplied by paperdesk from the first sentence of the abstract: the source gives none"
+
+# Source work types (Crossref / OpenAlex `type`, BibTeX entry type) → kind.
+_JOURNAL_TYPES = {"journal-article", "article", "journal", "review"}
+_CONFERENCE_TYPES = {"proceedings-article", "inproceedings", "conference", "paper-conference",
+                     "conference-paper"}
+_PREPRINT_TYPES = {"posted-content", "preprint"}
+_CONFERENCE_WORDS = re.compile(
+    r"\b(?:proc(?:eedings|\.)?|conference|conf\.|workshop|symposium|ICLR|ICML|NeurIPS|NIPS|"
+    r"CVPR|ICCV|ECCV|ACL|EMNLP|NAACL|AAAI|IJCAI|COLM|CoRL|AISTATS|UAI|KDD|SIGIR|WWW|3DV)\b",
+    re.IGNORECASE,
+)
+_JOURNAL_WORDS = re.compile(r"\b(?:journal|transactions|letters|review|annals)\b", re.IGNORECASE)
+_UNDECIDED = re.compile(r"\b(?:submitted to|under review|rejected|withdrawn|desk)\b", re.IGNORECASE)
+
+
+# -- text safety ---------------------------------------------------------------------------
+
+def one_line(text: Any) -> str:
+    """Any text as one line: every line break or other whitespace (CR, LF, U+2028, VT …)
+    one space, control and format characters dropped."""
+    s = str(text or "")
+    s = "".join(" " if c.isspace() else c for c in s
+                if c.isspace() or unicodedata.category(c) not in ("Cc", "Cf", "Cs", "Co"))
+    return " ".join(s.split())
+
+
+def _bib_escape(text: Any) -> str:
+    """Keep the LaTeX the source wrote, but never emit a field any BibTeX parser would
+    read differently: one line, `%&#` escaped, braces balanced however a parser counts
+    them (with or without treating `\\{` as escaped), no trailing backslash."""
+    s = one_line(text)
+    s = re.sub(r"(?<!\\)([%&#])", r"\\\1", s)
+    s = s.replace("\\{", "\\textbraceleft{}").replace("\\}", "\\textbraceright{}")
+    depth = 0
+    for ch in s:
+        depth += ch == "{"
+        depth -= ch == "}"
+        if depth < 0:
+            break
+    if depth != 0:
+        s = s.replace("{}", "\x00").replace("{", "\\textbraceleft\x00").replace("}", "\\textbraceright\x00")
+        s = s.replace("\x00", "{}")
+    trailing = len(s) - len(s.rstrip("\\"))
+    if trailing % 2:
+        s += " "
+    return s
+
+
+def valid_arxiv_id(value: Any) -> str | None:
+    s = str(value or "").strip()
+    s = re.sub(r"v\d+$", "", s)
+    return s if ARXIV_ID.match(s) else None
+
+
+def valid_doi(value: Any) -> str | None:
+    s = str(value or "").strip()
+    return s if DOI.match(s) else None
+
+
+def valid_url(value: Any) -> str | None:
+    s = str(value or "").strip()
+    return s if URL.match(s) else None
+
+
+def valid_category(value: Any) -> str | None:
+    s = str(value or "").strip()
+    return s if ARXIV_CATEGORY.match(s) else None
+
+
+# -- what the work is ----------------------------------------------------------------------
 
 def _family(a: dict[str, Any]) -> str:
     return a.get("family") or (a.get("name") or "").rsplit(" ", 1)[-1]
@@ -31,98 +121,243 @@ def _given(a: dict[str, Any]) -> str:
     return name.rsplit(" ", 1)[0] if " " in name else ""
 
 
+def _plain(text: Any) -> str:
+    """Title/abstract text without its LaTeX/Markdown markup, for RIS and CSL-JSON (their
+    readers show text as it is; BibTeX keeps the LaTeX, it is TeX)."""
+    from paperdesk.normalize.text import plain_text
+
+    return one_line(plain_text(str(text)) if text else "")
+
+
+def _title(work: dict[str, Any], plain: bool = False) -> tuple[str, bool]:
+    """(title, derived?)."""
+    title = _plain(work.get("title")) if plain else one_line(work.get("title"))
+    if title:
+        return title, False
+    shown = one_line(work.get("display_title"))
+    if not shown:
+        from paperdesk.views import display_title
+
+        shown = display_title(None, work.get("abstract"), work.get("work_id"))[0]
+    return shown, True
+
+
+def kind_of(work: dict[str, Any]) -> dict[str, Any]:
+    """{"kind": journal | conference | preprint | other, "container": venue or None,
+    "volume", "issue", "pages", "publisher"} from the work's records."""
+    records = work.get("records") or []
+    out: dict[str, Any] = {"kind": "other", "container": None}
+
+    def take(kind: str, rec: dict[str, Any] | None, container: Any) -> dict[str, Any]:
+        out.update(kind=kind, container=one_line(container) or None)
+        for key in ("volume", "issue", "pages", "publisher"):
+            out[key] = one_line((rec or {}).get(key)) or None
+        return out
+
+    for r in records:  # a source that says what the work is
+        t = str(r.get("type") or "").lower()
+        venue = r.get("venue")
+        if t in _JOURNAL_TYPES and venue and r.get("source") != "arxiv":
+            return take("journal", r, venue)
+        if t in _CONFERENCE_TYPES and venue:
+            return take("conference", r, venue)
+    for r in records:  # an accepted OpenReview paper: its venue
+        venue = str(r.get("venue") or "")
+        if r.get("source") == "openreview" and venue and not _UNDECIDED.search(venue):
+            return take("journal" if _JOURNAL_WORDS.search(venue) and not _CONFERENCE_WORDS.search(venue)
+                        else "conference", r, venue)
+    for r in records:  # arXiv's journal-ref: published, where it says
+        ref = str(r.get("journal_ref") or "")
+        if ref:
+            return take("conference" if _CONFERENCE_WORDS.search(ref) else "journal", None, ref)
+    for r in records:  # a list's venue with a DOI: published there
+        venue = str(r.get("venue") or "")
+        if venue and not r.get("type") and valid_doi(work.get("doi")) and r.get("source") != "arxiv":
+            return take("conference" if _CONFERENCE_WORDS.search(venue) else "journal", r, venue)
+    if valid_arxiv_id(work.get("arxiv_id")):
+        return take("preprint", None, None)
+    if any(str(r.get("type") or "").lower() in _PREPRINT_TYPES for r in records):
+        return take("preprint", None, None)
+    if not records and work.get("venue"):  # a bare work dict (no records): its venue
+        return take("journal" if work.get("doi") else "other", None, work["venue"])
+    return take("other", None, work.get("venue"))
+
+
+def _primary_class(work: dict[str, Any]) -> str | None:
+    cats = [s.get("code") if isinstance(s, dict) else s for s in work.get("subjects") or []]
+    cats += list(work.get("categories") or [])
+    subjects = work.get("subjects") or []
+    if subjects and isinstance(subjects[0], dict) and subjects[0].get("predicted"):
+        cats = list(work.get("categories") or [])  # a prediction is not arXiv's filing
+    return next((c for c in (valid_category(c) for c in cats) if c), None)
+
+
 def cite_key(work: dict[str, Any]) -> str:
     """`surname2024firstword`, ASCII only (BibTeX keys are identifiers)."""
     first = work.get("authors") or [{}]
     surname = _family(first[0]) or "anon"
-    words = re.findall(r"[A-Za-z]{3,}", work.get("title") or "")
+    words = re.findall(r"[A-Za-z]{3,}", work.get("title") or work.get("display_title") or "")
     stop = {"the", "and", "for", "with", "from", "towards", "toward", "on", "via"}
     word = next((w for w in words if w.lower() not in stop), "paper")
     key = f"{surname}{work.get('year') or ''}{word}".lower()
     key = unicodedata.normalize("NFKD", key).encode("ascii", "ignore").decode()
-    return re.sub(r"[^a-z0-9]", "", key) or "paper"
+    return re.sub(r"[^a-z0-9]", "", key)[:64] or "paper"
 
 
-def _bib_escape(text: str) -> str:
-    """Keep LaTeX the source wrote, but never emit an entry a parser would choke on."""
-    text = " ".join(text.split())
-    text = re.sub(r"(?<!\\)([%&#])", r"\\\1", text)
-    depth = 0
-    for ch in text:
-        depth += ch == "{"
-        depth -= ch == "}"
-        if depth < 0:
-            break
-    if depth != 0:  # unbalanced braces: escape every brace
-        text = text.replace("{", r"\{").replace("}", r"\}")
-    return text
+def _year(work: dict[str, Any]) -> int | None:
+    y = work.get("year")
+    try:
+        y = int(y) if y is not None else None
+    except (TypeError, ValueError):
+        return None
+    return y if y and 1000 <= y <= 2999 else None
 
+
+def _date_parts(work: dict[str, Any]) -> list[int]:
+    year = _year(work)
+    date = str(work.get("date") or "")[:10]
+    m = re.match(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$", date)
+    if m and year and int(m.group(1)) == year:
+        return [int(p) for p in m.groups() if p]
+    return [year] if year else []
+
+
+# -- BibTeX --------------------------------------------------------------------------------
 
 def to_bibtex(work: dict[str, Any]) -> str:
-    fields: list[tuple[str, str]] = [("title", "{" + _bib_escape(work.get("title") or "") + "}")]
+    what = kind_of(work)
+    kind = what["kind"]
+    title, derived = _title(work)
+    arxiv = valid_arxiv_id(work.get("arxiv_id"))
+    doi = valid_doi(work.get("doi"))
+    fields: list[tuple[str, str]] = [("title", "{" + _bib_escape(title) + "}")]
     authors = " and ".join(
         _bib_escape(f"{_family(a)}, {_given(a)}".strip(", ")) for a in work.get("authors") or []
     )
     if authors:
         fields.append(("author", authors))
-    if work.get("year"):
-        fields.append(("year", str(work["year"])))
-    venue = work.get("venue") or work.get("journal_ref")
-    if venue:
-        fields.append(("journal" if work.get("doi") else "howpublished", _bib_escape(venue)))
-    if work.get("doi"):
-        fields.append(("doi", _bib_escape(work["doi"])))
-    if work.get("arxiv_id"):
-        fields += [("eprint", work["arxiv_id"]), ("archiveprefix", "arXiv")]
-        cats = work.get("categories") or []
-        if cats:
-            fields.append(("primaryclass", cats[0]))
-    if work.get("url"):
-        fields.append(("url", _bib_escape(work["url"])))
-    kind = "article" if work.get("doi") or work.get("arxiv_id") else "misc"
+    if _year(work):
+        fields.append(("year", str(_year(work))))
+    container = what["container"]
+    if kind == "journal" and container:
+        fields.append(("journal", _bib_escape(container)))
+        entry = "article"
+    elif kind == "conference" and container:
+        fields.append(("booktitle", _bib_escape(container)))
+        entry = "inproceedings"
+    else:
+        entry = "misc"
+        if kind == "other" and container:
+            fields.append(("howpublished", _bib_escape(container)))
+    for key in ("volume", "issue", "pages", "publisher") if entry != "misc" else ():
+        if what.get(key):
+            fields.append(("number" if key == "issue" else key, _bib_escape(what[key])))
+    if arxiv:
+        fields += [("eprint", arxiv), ("archivePrefix", "arXiv")]
+        primary = _primary_class(work)
+        if primary:
+            fields.append(("primaryClass", primary))
+    if doi:
+        fields.append(("doi", _bib_escape(doi)))
+    url = f"https://arxiv.org/abs/{arxiv}" if arxiv else valid_url(work.get("url"))
+    if url:
+        fields.append(("url", url))
+    if derived:
+        fields.append(("note", DERIVED_NOTE))
     lib = bibtexparser.Library()
-    lib.add(Entry(kind, cite_key(work), [Field(k, v) for k, v in fields]))
+    lib.add(Entry(entry, cite_key(work), [Field(k, v) for k, v in fields]))
     return str(bibtexparser.write_string(lib))
 
 
+# -- RIS -----------------------------------------------------------------------------------
+
+_RIS_TYPE = {"journal": "JOUR", "conference": "CONF", "preprint": "GEN", "other": "GEN"}
+
+
 def to_ris(work: dict[str, Any]) -> str:
-    lines = ["TY  - JOUR" if work.get("doi") else "TY  - GEN"]
-    lines.append(f"TI  - {' '.join((work.get('title') or '').split())}")
+    """RIS as Zotero's RIS translator reads it back: GEN imports as a journal article, so
+    a preprint's arXiv id goes to the archive fields (DB, AN), not to ones Zotero would
+    turn into notes."""
+    what = kind_of(work)
+    kind = what["kind"]
+    title, derived = _title(work, plain=True)
+    lines: list[tuple[str, str]] = [("TY", _RIS_TYPE[kind]), ("TI", title)]
     for a in work.get("authors") or []:
-        lines.append(f"AU  - {_family(a)}, {_given(a)}".rstrip(", "))
-    if work.get("year"):
-        lines.append(f"PY  - {work['year']}")
-    if work.get("date"):
-        lines.append(f"DA  - {str(work['date'])[:10].replace('-', '/')}")
-    if work.get("venue") or work.get("journal_ref"):
-        lines.append(f"JO  - {work.get('venue') or work.get('journal_ref')}")
-    if work.get("doi"):
-        lines.append(f"DO  - {work['doi']}")
-    if work.get("url"):
-        lines.append(f"UR  - {work['url']}")
+        name = one_line(f"{_family(a)}, {_given(a)}").strip(", ")
+        if name:
+            lines.append(("AU", name))
+    if _year(work):
+        lines.append(("PY", str(_year(work))))
+    parts = _date_parts(work)
+    if len(parts) == 3:
+        lines.append(("DA", f"{parts[0]:04d}/{parts[1]:02d}/{parts[2]:02d}"))
+    if what["container"] and kind in ("journal", "conference"):
+        lines.append(("T2", what["container"]))
+    if kind in ("journal", "conference"):
+        for key, tag in (("volume", "VL"), ("issue", "IS"), ("pages", "SP")):
+            if what.get(key):
+                lines.append((tag, what[key]))
+    doi = valid_doi(work.get("doi"))
+    if doi:
+        lines.append(("DO", doi))
+    arxiv = valid_arxiv_id(work.get("arxiv_id"))
+    if arxiv:
+        lines += [("DB", "arXiv"), ("AN", f"arXiv:{arxiv}")]
+    url = f"https://arxiv.org/abs/{arxiv}" if arxiv else valid_url(work.get("url"))
+    if url:
+        lines.append(("UR", url))
     if work.get("abstract"):
-        lines.append(f"AB  - {' '.join(work['abstract'].split())}")
-    for c in work.get("categories") or []:
-        lines.append(f"KW  - {c}")
-    lines.append("ER  - ")
-    return "\n".join(lines) + "\n"
+        lines.append(("AB", _plain(work["abstract"])))
+    for s in work.get("subjects") or work.get("categories") or []:
+        code = valid_category(s.get("code") if isinstance(s, dict) else s)
+        if code:
+            lines.append(("KW", code))
+    if derived:
+        lines.append(("N1", DERIVED_NOTE))
+    out = [f"{tag}  - {one_line(value)}" for tag, value in lines if one_line(value)]
+    return "\n".join(out) + "\nER  - \n"
+
+
+# -- CSL-JSON ------------------------------------------------------------------------------
+
+_CSL_TYPE = {"journal": "article-journal", "conference": "paper-conference",
+             "preprint": "article", "other": "article"}
 
 
 def to_csl(work: dict[str, Any]) -> dict[str, Any]:
+    what = kind_of(work)
+    kind = what["kind"]
+    title, derived = _title(work, plain=True)
     item: dict[str, Any] = {
-        "id": work.get("id") or cite_key(work),
-        "type": "article-journal" if work.get("doi") else "article",
-        "title": " ".join((work.get("title") or "").split()),
-        "author": [{"family": _family(a), "given": _given(a)} for a in work.get("authors") or []],
+        "id": one_line(work.get("work_id") or work.get("id")) or cite_key(work),
+        "type": _CSL_TYPE[kind],
+        "title": title,
+        "author": [
+            {"family": one_line(_family(a)), "given": one_line(_given(a))}
+            for a in work.get("authors") or [] if one_line(_family(a))
+        ],
     }
-    if work.get("year"):
-        parts = [int(p) for p in str(work.get("date") or work["year"])[:10].split("-") if p.isdigit()]
-        item["issued"] = {"date-parts": [parts or [int(work["year"])]]}
-    for key, csl in (("doi", "DOI"), ("url", "URL"), ("abstract", "abstract")):
-        if work.get(key):
-            item[csl] = work[key]
-    if work.get("venue") or work.get("journal_ref"):
-        item["container-title"] = work.get("venue") or work.get("journal_ref")
-    if work.get("arxiv_id"):
-        item["number"] = f"arXiv:{work['arxiv_id']}"
+    parts = _date_parts(work)
+    if parts:
+        item["issued"] = {"date-parts": [parts]}
+    doi = valid_doi(work.get("doi"))
+    if doi:
+        item["DOI"] = doi
+    arxiv = valid_arxiv_id(work.get("arxiv_id"))
+    url = f"https://arxiv.org/abs/{arxiv}" if arxiv else valid_url(work.get("url"))
+    if url:
+        item["URL"] = url
+    if work.get("abstract"):
+        item["abstract"] = _plain(work["abstract"])
+    if what["container"] and kind in ("journal", "conference"):
+        item["container-title"] = what["container"]
+        for key, csl in (("volume", "volume"), ("issue", "issue"), ("pages", "page"),
+                         ("publisher", "publisher")):
+            if what.get(key):
+                item[csl] = what[key]
+    elif kind == "preprint" and arxiv:
+        item["publisher"] = "arXiv"
+        item["number"] = f"arXiv:{arxiv}"
+    if derived:
+        item["note"] = DERIVED_NOTE
     return item

@@ -30,7 +30,7 @@ from paperdesk.errors import NotFoundError, PaperdeskError, QueryError, SettingE
 from paperdesk.normalize.links import safe_link
 from paperdesk.store import open_store
 from paperdesk.store.sqlite import SQLiteStore
-from paperdesk.web import security
+from paperdesk.web import security, texmarkup
 from paperdesk.web.cache import PageCache
 from paperdesk.web.pages import SharedSearch as pages_search
 
@@ -139,6 +139,7 @@ def create_app(db: str | Path, settings: WebSettings | None = None) -> FastAPI:
     # Every href to an original goes through this (defence in depth: ingest already
     # stores only http(s) links, but a record stored before that check may not be).
     env.filters["safe_url"] = safe_link
+    env.filters["tex"] = texmarkup.render  # text-mode LaTeX / Markdown → safe HTML
     app.state.templates = env
 
     static = resources.files("paperdesk.web").joinpath("static")

@@ -21,6 +21,15 @@ def _when(day: str | None) -> datetime:
     return datetime(1970, 1, 1, tzinfo=UTC)
 
 
+def entry_title(w: dict[str, Any]) -> str:
+    """The work's display title (the source's, else derived from the abstract, bracketed)."""
+    if w.get("display_title"):
+        return str(w["display_title"])
+    from paperdesk.views import display_title
+
+    return display_title(w.get("title"), w.get("abstract"), w.get("work_id"))[0]
+
+
 def build(base: str, self_url: str, title: str, works: list[dict[str, Any]], day: str | None) -> FeedGenerator:
     fg = FeedGenerator()
     fg.id(self_url)
@@ -33,7 +42,7 @@ def build(base: str, self_url: str, title: str, works: list[dict[str, Any]], day
         fe = fg.add_entry()
         url = f"{base}papers/{w['work_id']}"
         fe.id(url)
-        fe.title(" ".join((w.get("title") or "(untitled)").split()))
+        fe.title(" ".join(entry_title(w).split()))
         fe.link(href=url)
         for a in w.get("authors", [])[:50]:
             fe.author({"name": a["name"]})

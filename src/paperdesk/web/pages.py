@@ -172,6 +172,7 @@ def register_authors(app: FastAPI) -> None:
             data = catalog.author_page(store_of(request), aid)
             works = [
                 {"work_id": w["work_id"] or w["records"][0]["key"], "title": w["title"],
+                 "display_title": w["display_title"],
                  "abstract": w["records"][0]["abstract"], "authors": [{"name": data["name"]}],
                  "date": str(w["year"]) if w["year"] else None, "subjects": []}
                 for w in data["works"][:100] if w["work_id"]
@@ -237,7 +238,23 @@ def similar_works(request: Request, work_id: str, limit: int = 8) -> list[dict[s
             res = ix.similar(work_id, limit=limit)
     except (NotFoundError, QueryError):
         return []
-    return [{"work_id": h.work_id, "title": h.title, "year": h.year} for h in res.hits]
+    return with_display_titles(
+        request, [{"work_id": h.work_id, "title": h.title, "year": h.year} for h in res.hits]
+    )
+
+
+def with_display_titles(request: Request, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Adds `display_title` / `display_title_from` to hit-like dicts (`work_id`, `title`):
+    the untitled ones get theirs from their records' abstracts."""
+    untitled = [h["work_id"] for h in items if not (h.get("title") or "").strip()]
+    derived = catalog.display_titles(store_of(request), untitled) if untitled else {}
+    for h in items:
+        if (h.get("title") or "").strip():
+            h["display_title"], h["display_title_from"] = h["title"], "title"
+        else:
+            h["display_title"], h["display_title_from"] = derived.get(
+                h["work_id"], (f"[{h['work_id']}: no title or abstract]", "identifier"))
+    return items
 
 
 def _limit(request: Request, bucket: str) -> None:
@@ -271,6 +288,7 @@ def register_search(app: FastAPI) -> None:
                 sort=sort, facets=True,
             ).to_dict()
         res["mode_used"] = res.pop("mode")
+        with_display_titles(request, res["hits"])
         return {**base, **res, "query": q,
                 "pages": max(1, -(-res["total"] // PER_SEARCH_PAGE))}
 
@@ -291,6 +309,7 @@ def register_search(app: FastAPI) -> None:
     def search_feed(request: Request, q: str, mode: str = "hybrid") -> Response:
         data = search_data(request, q, mode, 1, "date")
         works = [{"work_id": h["work_id"], "title": h["title"], "abstract": h.get("snippet"),
+                  "display_title": h["display_title"],
                   "authors": [{"name": a} for a in h["authors"]], "date": h["date"],
                   "subjects": [{"code": s, "name": s} for s in h["subjects"]]} for h in data["hits"]]
         kind = "rss" if request.url.path.endswith(".rss") else "atom"
@@ -305,6 +324,7 @@ def register_search(app: FastAPI) -> None:
             _limit(request, "search")
             with search_index(request) as ix:
                 data.update(ix.related(text, limit=20).to_dict())
+            with_display_titles(request, data["hits"])
             data["text"] = text
         if request.url.path == "/related":
             return render(request, "related.html", data)
