@@ -16,9 +16,9 @@ from pathlib import Path
 
 from paperdesk.ingest import ingest_paths
 from paperdesk.resolve.authors import resolve_authors
+from paperdesk.resolve.works_run import resolve_works
 from paperdesk.search.indexer import update_index
 from paperdesk.store import open_store
-from paperdesk.store.works import resolve_works
 
 DATA = Path(__file__).parent / "data" / "shapes"
 SLICES = ["feed.jsonl", "abstracts.jsonl", "openreview.jsonl", "crossref.json", "dblp.bib"]

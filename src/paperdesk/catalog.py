@@ -86,6 +86,20 @@ def display_titles(store: SQLiteStore, work_ids: list[str]) -> dict[str, tuple[s
     return {w: work_display_title(_lead(recs), recs) for w, recs in records.items() if recs}
 
 
+def with_display_titles(store: SQLiteStore, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Adds `display_title` / `display_title_from` to hit-like dicts (`work_id`, `title`,
+    as search and similar give them): the untitled ones get theirs from their records."""
+    untitled = [h["work_id"] for h in items if not (h.get("title") or "").strip()]
+    derived = display_titles(store, untitled) if untitled else {}
+    for h in items:
+        if (h.get("title") or "").strip():
+            h["display_title"], h["display_title_from"] = h["title"], "title"
+        else:
+            h["display_title"], h["display_title_from"] = derived.get(
+                h["work_id"], (f"[{h['work_id']}: no title or abstract]", "identifier"))
+    return items
+
+
 def subjects_of(records: list[SourceRecord]) -> list[dict[str, Any]]:
     """Source-given subjects, canonical, primary first (never ACM/MSC codes)."""
     tax = taxonomy.load()

@@ -29,19 +29,32 @@ def _mark(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(out)
 
 
-def _print_hits(res: SearchResult, offset: int = 0) -> None:
+def _titled(ctx: Ctx, res: SearchResult) -> dict[str, Any]:
+    """The JSON of a result, each hit with its `display_title` (docs/cli.md)."""
+    from paperdesk.catalog import with_display_titles
+
+    data = res.to_dict()
+    with_display_titles(ctx.store, data["hits"])
+    return data
+
+
+def _shown(ctx: Ctx, res: SearchResult) -> dict[str, str]:
+    return {h["work_id"]: h["display_title"] for h in _titled(ctx, res)["hits"]}
+
+
+def _print_hits(res: SearchResult, offset: int = 0, titles: dict[str, str] | None = None) -> None:
     found = f"{res.total} works" if res.total is not None else f"{len(res.hits)} shown (not counted)"
     click.echo(f"{found} · {res.mode} · {res.took_ms:.0f} ms")
     for i, h in enumerate(res.hits, start=offset + 1):
-        _print_hit(i, h)
+        _print_hit(i, h, (titles or {}).get(h.work_id))
     if res.facets:
         for name, vals in res.facets.items():
             click.echo(f"{name}: " + ", ".join(f"{v} ({c})" for v, c in vals[:12]))
 
 
-def _print_hit(i: int, h: Hit) -> None:
+def _print_hit(i: int, h: Hit, shown: str | None = None) -> None:
     authors = ", ".join(h.authors[:3]) + (" et al." if len(h.authors) > 3 else "")
-    click.echo(f"{i:3d}. {click.style(h.title or '(untitled)', bold=True)}")
+    click.echo(f"{i:3d}. {click.style(shown or h.title or h.work_id, bold=True)}")
     meta = " · ".join(x for x in (authors, str(h.year or ""), " ".join(h.subjects[:3])) if x)
     click.echo(f"     {meta}")
     click.echo(f"     {h.work_id}  [{', '.join(h.keys)}]  score {h.score:.4f}")
@@ -101,7 +114,7 @@ def search(
         for qid, q in _read_queries(queries_file):
             try:
                 res = ix.search(q, mode, limit, offset, sort, facets, count=not no_count)  # type: ignore[arg-type]
-                emit_jsonl({"id": qid} | res.to_dict())
+                emit_jsonl({"id": qid} | _titled(ctx, res))
             except PaperdeskError as e:  # one bad query must not end a batch
                 emit_jsonl({"id": qid, "query": q, "error": str(e)})
         return
@@ -109,9 +122,9 @@ def search(
         raise QueryError("give a QUERY or --queries FILE")
     res = ix.search(query, mode, limit, offset, sort, facets, count=not no_count)  # type: ignore[arg-type]
     if as_json:
-        emit_json(res.to_dict())
+        emit_json(_titled(ctx, res))
     else:
-        _print_hits(res, offset)
+        _print_hits(res, offset, _shown(ctx, res))
 
 
 @main.command()
@@ -126,7 +139,7 @@ def related(ctx: Ctx, text: str | None, filter_query: str | None, limit: int, as
     if text is None or text == "-":
         text = sys.stdin.read()
     res = SearchIndex(ctx.store).related(text, limit, filter_query)
-    emit_json(res.to_dict()) if as_json else _print_hits(res)
+    emit_json(_titled(ctx, res)) if as_json else _print_hits(res, 0, _shown(ctx, res))
 
 
 @main.command()
@@ -148,7 +161,7 @@ def similar(
         if v is not None and not (v.isdigit() and len(v) == 4):
             raise QueryError(f"{name} takes a year such as 2024, not {v!r}")
     res = SearchIndex(ctx.store).similar(work_id, limit, since, until, subject, sort)
-    emit_json(res.to_dict()) if as_json else _print_hits(res)
+    emit_json(_titled(ctx, res)) if as_json else _print_hits(res, 0, _shown(ctx, res))
 
 
 @main.command()

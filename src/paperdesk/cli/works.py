@@ -129,12 +129,16 @@ def work() -> None:
 def show(ctx: Ctx, work_id: str, as_json: bool) -> None:
     """A work with all its source records."""
     w = get_work(ctx.store, work_id)
+    from paperdesk.catalog import display_titles
+
+    shown = display_titles(ctx.store, [w["work_id"]]).get(w["work_id"])
+    w["display_title"], w["display_title_from"] = shown or (w["title"] or w["work_id"], "title")
     if as_json:
         emit_json(w)
         return
     if w["redirected_from"]:
         click.echo(f"({w['redirected_from']} was merged into {w['work_id']})")
-    click.echo(f"{w['work_id']}  {w['title'] or '(no title)'}")
+    click.echo(f"{w['work_id']}  {w['display_title']}")
     for r in w["records"]:
         click.echo(
             f"  {r['key']:<32} {r['year'] or '':<5} {r['matched_by']:<12} "

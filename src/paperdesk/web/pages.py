@@ -244,17 +244,8 @@ def similar_works(request: Request, work_id: str, limit: int = 8) -> list[dict[s
 
 
 def with_display_titles(request: Request, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Adds `display_title` / `display_title_from` to hit-like dicts (`work_id`, `title`):
-    the untitled ones get theirs from their records' abstracts."""
-    untitled = [h["work_id"] for h in items if not (h.get("title") or "").strip()]
-    derived = catalog.display_titles(store_of(request), untitled) if untitled else {}
-    for h in items:
-        if (h.get("title") or "").strip():
-            h["display_title"], h["display_title_from"] = h["title"], "title"
-        else:
-            h["display_title"], h["display_title_from"] = derived.get(
-                h["work_id"], (f"[{h['work_id']}: no title or abstract]", "identifier"))
-    return items
+    """`catalog.with_display_titles` on this request's store."""
+    return catalog.with_display_titles(store_of(request), items)
 
 
 def _limit(request: Request, bucket: str) -> None:
