@@ -249,7 +249,9 @@ def to_bibtex(work: dict[str, Any]) -> str:
         entry = "misc"
         if kind == "other" and container:
             fields.append(("howpublished", _bib_escape(container)))
-    for key in ("volume", "issue", "pages", "publisher") if entry != "misc" else ():
+    # (an @article's publisher is not a field Zotero's BibTeX import keeps for articles)
+    keys = {"article": ("volume", "issue", "pages"), "inproceedings": ("volume", "pages", "publisher")}
+    for key in keys.get(entry, ()):
         if what.get(key):
             fields.append(("number" if key == "issue" else key, _bib_escape(what[key])))
     if arxiv:
