@@ -13,7 +13,7 @@ from typing import Any
 import bibtexparser
 import pytest
 import rispy
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import shapes_store
@@ -186,6 +186,7 @@ TEXT = st.lists(st.sampled_from(list("ab }{\\\n\r%&#@$=,\"'") + ["\u2028", "\x0b
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(title=TEXT, author=TEXT, venue=TEXT, abstract=TEXT, ident=TEXT, url=TEXT,
        journal=st.booleans())
+@example(title="", author="", venue="a", abstract="", ident="\\\\", url="", journal=True)  # `{\\}`
 def test_any_text_in_any_field_parses_back(title: str, author: str, venue: str, abstract: str,
                                            ident: str, url: str, journal: bool) -> None:
     work = {"work_id": "W9", "title": title, "display_title": None, "abstract": abstract,

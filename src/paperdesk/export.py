@@ -16,7 +16,7 @@ Every field is untrusted text (#18): identifiers are validated (an arXiv id, a D
 arXiv category, an http(s) URL — anything else is left out), and text is made safe per
 format: for BibTeX one line, control characters dropped, `%&#` escaped, braces balanced
 (unbalanced or backslash-escaped ones spelled `\\textbraceleft{}`/`\\textbraceright{}`), no
-trailing backslash; for RIS one line per tag (every kind of line break folded into a space,
+backslash right before the closing brace; for RIS one line per tag (every kind of line break folded into a space,
 so no value can end the record or start a tag); CSL-JSON is JSON and is written by a JSON
 encoder. A work without a title gets its bracketed display title (derived from the
 abstract) and a note saying so.
@@ -81,8 +81,7 @@ def _bib_escape(text: Any) -> str:
     if depth != 0:
         s = s.replace("{}", "\x00").replace("{", "\\textbraceleft\x00").replace("}", "\\textbraceright\x00")
         s = s.replace("\x00", "{}")
-    trailing = len(s) - len(s.rstrip("\\"))
-    if trailing % 2:
+    if s.endswith("\\"):  # bibtexparser reads `\\}` as an escaped brace too
         s += " "
     return s
 
