@@ -1,27 +1,21 @@
-"""Parallel parse + normalise for big JSON-lines inputs (the bulk arXiv snapshot, the daily
-feed, paper lists), so ingest uses both cores: worker processes turn chunks of lines into
-store rows while the main process only writes them.
+"""The ingest's parallel parse + normalise of big JSON-lines inputs (the bulk arXiv snapshot,
+the daily feed, paper lists) on `paperdesk.parallel`'s pool: worker processes turn chunks
+of lines into store rows while the ingest's own process only writes them.
 
 Why rows and not records: pickling a `SourceRecord` costs more than parsing it, while a
 row (`paperdesk.store.sqlite.Row`) is a tuple of str/bytes that crosses processes cheaply.
-Order is kept (results are consumed in submission order) and at most `IN_FLIGHT × workers` chunks
-are in flight, so memory stays bounded whatever the input size.
+Order is kept and memory bounded by `parallel.map_batches`.
 """
 
 from __future__ import annotations
 
 import io
-import multiprocessing as mp
-import os
 import sqlite3
-import sys
-from collections import deque
 from collections.abc import Iterator
-from multiprocessing.pool import AsyncResult, Pool
 from typing import BinaryIO
 
-from paperdesk import sources
-from paperdesk.errors import PaperdeskError, ParseError
+from paperdesk import parallel, sources
+from paperdesk.errors import ParseError
 from paperdesk.gcpause import gc_paused
 from paperdesk.model import SourceRecord
 from paperdesk.sources._jsonio import capped_lines
@@ -32,61 +26,17 @@ from paperdesk.store.sqlite import Row, known_payloads
 # record's number is its line number).
 LINE_FORMATS = {"arxiv-feed", "arxiv-snapshot", "papercopilot"}
 
-# Chunks queued or in work per worker. The writer's cost comes in lumps (a commit every few
-# batches, a WAL checkpoint with its fsync every ~80 MB): with only two chunks a worker the
-# workers ran dry during them; four keep them busy, for ~10 MB more per chunk in memory.
-IN_FLIGHT = 4
-# Buffer size asked for the pool's pipes (see `_widen_pipes`).
-PIPE_BYTES = 1 << 20
-
 _ro: sqlite3.Connection | None = None
-
-
-class _Pool(Pool):
-    """`multiprocessing.Pool` whose worker-handler thread does not spin while results arrive.
-
-    CPython's Pool (3.8+, bpo-35493) wakes its worker-handler thread when the results pipe
-    is readable as well as when a worker exits. A chunk's result (~10 MB) crosses the pipe
-    64 KiB at a time, so while one is in transit the handler thread looped — checked every
-    worker's exit status, built a selector, polled, found the pipe readable again — in this,
-    the writer's process, competing for its GIL and CPU: 7-18 µs of the main process's CPU
-    a record of the daily feed (measured with writing turned off: 28-39 -> 20-21 µs). The
-    results pipe tells the handler only about workers that exit after `maxtasksperchild`
-    tasks, which this pool never sets; a worker that dies still wakes it by its own sentinel.
-    """
-
-    def _get_sentinels(self) -> list[object]:
-        return [self._change_notifier._reader]  # type: ignore[attr-defined]
-
-
-def _widen_pipes(pool: Pool) -> None:
-    """Give the pool's task and result pipes 1 MiB buffers (Linux; 64 KiB by default): a
-    chunk's ~10 MB of rows then crosses in up to 16 times fewer reads and wake-ups. Measured with
-    writing turned off: the result thread's CPU for the feed 0.65-0.68 -> 0.55 s."""
-    try:
-        import fcntl  # POSIX only
-    except ImportError:
-        return
-    size = getattr(fcntl, "F_SETPIPE_SZ", None)  # Linux only
-    if size is None:
-        return
-    for conn in (pool._outqueue._reader, pool._inqueue._writer):  # type: ignore[attr-defined]
-        try:
-            fcntl.fcntl(conn.fileno(), size, PIPE_BYTES)
-        except OSError:  # above /proc/sys/fs/pipe-max-size: keep the default
-            pass
 
 
 def usable(parser_name: str, head: bytes, db_path: str) -> bool:
     """Parallel only for line formats in JSON-lines shape (not a JSON array) on a file db,
-    from a program whose workers can start (spawned workers re-import `__main__`: a
-    script read from stdin cannot be)."""
-    main_file = getattr(sys.modules.get("__main__"), "__file__", None)
+    from a program whose workers can start (`parallel.can_spawn`)."""
     return (
         parser_name in LINE_FORMATS
         and head.lstrip()[:1] == b"{"
         and db_path != ":memory:"
-        and (main_file is None or os.path.exists(main_file))
+        and parallel.can_spawn()
     )
 
 
@@ -108,9 +58,11 @@ def _known(pairs: list[tuple[str, str]]) -> set[tuple[str, str]]:
     return set() if _ro is None else known_payloads(_ro, pairs)
 
 
-def _work(parser_name: str, origin: str, first_no: int, data: bytes) -> list[Row | Reject | str]:
+def _work(job: tuple[str, str, int, int, bytes]) -> tuple[int, list[Row | Reject | str]]:
+    """(records, prepared batch) of one chunk of `records` lines starting at line `first_no`."""
     from paperdesk.ingest import prepare_batch
 
+    parser_name, origin, first_no, records, data = job
     with gc_paused():
         parser = sources.get(parser_name)
         # The line formats' own loop over a chunk when they have one (same items, fewer
@@ -130,7 +82,7 @@ def _work(parser_name: str, origin: str, first_no: int, data: bytes) -> list[Row
         # allocated since its last pass, and would otherwise walk all ~100k of them once
         # (measured: 14 % of a worker's time).
         del items
-    return out
+    return records, out
 
 
 def line_chunks(
@@ -171,37 +123,22 @@ def parallel_batches(
     look_up: bool = True,
 ) -> Iterator[tuple[int, list[Row | Reject | str]]]:
     """(records in batch, prepared batch) in input order, prepared by `workers` processes
-    (which ask the store for payloads it holds unless `look_up` is false)."""
-    ctx = mp.get_context("spawn")  # no fork: the parent holds SQLite handles and threads
-    with _Pool(workers, initializer=_init, initargs=(db_path, look_up), context=ctx) as pool:
-        _widen_pipes(pool)
-        try:  # a pool whose workers die at start-up would respawn them forever
-            pool.apply_async(os.getpid).get(timeout=120)
-        except Exception as exc:  # noqa: BLE001 - any failure means the same to the user
-            raise PaperdeskError(
-                f"ingest worker processes did not start ({exc!r}); "
-                "set PAPERDESK_WORKERS=1 to ingest in one process"
-            ) from exc
-        pending: deque[tuple[int, AsyncResult[list[Row | Reject | str]]]] = deque()
-        chunks = line_chunks(stream, batch_size, origin, errors)
-        broken: ParseError | None = None
-        exhausted = False
-        while True:
-            while not exhausted and broken is None and len(pending) < IN_FLIGHT * workers:
-                try:
-                    first, n, data = next(chunks)
-                except StopIteration:
-                    exhausted = True
-                    break
-                except ParseError as exc:
-                    broken = exc
-                    break
-                pending.append((n, pool.apply_async(_work, (parser_name, origin, first, data))))
-            if not pending:
-                break
-            n, result = pending.popleft()
-            with gc_paused():  # unpickling a batch allocates ~10 objects a record
-                prepared = result.get()
-            yield n, prepared
-        if broken is not None:
-            raise broken
+    (which ask the store for payloads it holds unless `look_up` is false). A broken stream
+    raises its ParseError after the batches read before it."""
+    jobs = (
+        (parser_name, origin, first, n, data)
+        for first, n, data in line_chunks(stream, batch_size, origin, errors)
+    )
+    try:
+        yield from parallel.map_batches(
+            _work, jobs, processes=workers, initializer=_init, initargs=(db_path, look_up)
+        )
+    finally:
+        _close()  # the connection `_init` opened here if the map ran in this process
+
+
+def _close() -> None:
+    global _ro
+    if _ro is not None:
+        _ro.close()
+        _ro = None
