@@ -19,8 +19,7 @@ from paperdesk.normalize.ids import (
     split_arxiv_id,
 )
 from paperdesk.normalize.links import safe_link
-from paperdesk.normalize.names import COMPILED as NAMES_COMPILED
-from paperdesk.normalize.names import normalize_author, parse_name, plain_name
+from paperdesk.normalize.names import normalize_author
 from paperdesk.normalize.text import plain_text
 
 __all__ = [
@@ -216,33 +215,8 @@ def finish(record: SourceRecord) -> SourceRecord:
         _normalize_other_ids(record.ids)
     record.title_text = plain_text(record.title)
     record.abstract_text = plain_text(record.abstract)
-    compiled = NAMES_COMPILED
     for a in record.authors:
-        # `normalize_author`'s two common cases inlined: a name the source did not split,
-        # and one it split as the rules do (the bulk snapshot's `authors_parsed`, nearly
-        # always), where only display and key are filled. Compiled, a plain name
-        # (`plain_name`: 97 % of arXiv's) is its own display and needs no `ParsedName`
-        # nor the cache; in pure Python the cached `parse_name` is cheaper.
-        given, family = a.given, a.family
-        name = a.name
-        plain = plain_name(name) if compiled else None
-        if plain is not None:
-            if family is None and given is None:
-                a.given, a.family, a.display, a.key = plain[0], plain[1], name, plain[2]
-                continue
-            if given == plain[0] and family == plain[1]:
-                a.display, a.key = name, plain[2]
-                continue
-            normalize_author(a)
-            continue
-        if family is None and given is None:
-            a.given, a.family, _, a.display, a.key = parse_name(a.name)
-            continue
-        parsed = parse_name(a.name)
-        if given == parsed[0] and family == parsed[1]:
-            a.display, a.key = parsed[3], parsed[4]
-        else:
-            normalize_author(a)
+        normalize_author(a)
     if record.year is None:
         for d in (record.published, record.submitted, record.feed_date, record.updated):
             y = _year(d)

@@ -264,67 +264,24 @@ class ParsedName(NamedTuple):
 # Words that send a plain-looking name to the full rules: particles, titles, suffixes.
 # (One set for all three positions checked: a name merely sent the long way round by an
 # unneeded match gets the same answer, only slower.) `_FAST_BLOCK_CAP` holds the same words
-# as a plain name writes them (`Van`, `Der-Bin`, `J.`). `Final`: the compiled build reads
-# them as C statics, not from the module's dict on every name.
+# as a plain name writes them (`Van`, `Der-Bin`, `J.`).
 _FAST_BLOCK: Final = PARTICLES | _TITLES | _SUFFIXES
 _FAST_BLOCK_CAP: Final = frozenset(
     "-".join(seg[:1].upper() + seg[1:] for seg in w.split("-")) for w in _FAST_BLOCK
 )
 
 
-# Capitalised ASCII words (hyphenated or not) after capitalised words or dotted initials:
-# `Anna Kochnev Goldstein`, `S. V. Jaya Chand`, `Yi-Fan Zhang` (97 % of the feed's names).
-# One match also hands over the words the short path checks: the first, the last given
-# word (group 2 holds the last repetition; None for two words) and the family name.
-# (possessive quantifiers: nothing to backtrack into, a third faster on short names)
-_WORD = r"[A-Z][a-z]++(?:-[A-Z][a-z]++)*+"
-_PLAIN_NAME = re.compile(rf"([A-Z]\.|{_WORD})(?: ([A-Z]\.|{_WORD}))* ({_WORD})")
-
-# True when this module runs compiled (`paperdesk.native`: its file is then the extension
-# module). Compiled, `plain_name` costs ~3.9k instructions a name against ~2k for a hit in
-# `parse_name`'s cache and ~11k for a miss: less on average at the feed's hit rate (38 %
-# for one worker) and far less on the bulk stream (every name a miss), so plain names skip
-# the cache. In pure Python a hit is far cheaper than the rules, and the words' string
-# methods beat the character loop, so there plain names keep going through the cache.
-COMPILED: Final = not __file__.endswith(".py")
-
-
-def _is_word(tok: str) -> bool:
-    """`_WORD` for a token of an ASCII name: capitalised letter runs of two or more, joined
-    by single hyphens (for ASCII letters, `istitle` is "first upper, the rest lower")."""
-    if "-" in tok:
-        for seg in tok.split("-"):
-            if len(seg) < 2 or not seg.isalpha() or not seg.istitle():
-                return False
-        return True
-    return len(tok) >= 2 and tok.isalpha() and tok.istitle()
-
-
-def _plain_parts_by_words(name: str) -> tuple[str, str | None, str] | None:
-    """`_plain_parts` from string methods on the words: in pure Python about twice as
-    fast as the character loop, which only pays off compiled (a test holds both equal
-    to the regex on real and generated names)."""
-    if not name.isascii():
-        return None
-    toks = name.split(" ")
-    n = len(toks)
-    if n < 2 or not _is_word(toks[n - 1]):
-        return None
-    for i in range(n - 1):
-        tok = toks[i]
-        if len(tok) == 2 and tok[1] == "." and "A" <= tok[0] <= "Z":
-            continue
-        if not _is_word(tok):
-            return None
-    return toks[0], (toks[n - 2] if n > 2 else None), toks[n - 1]
-
-
 def _plain_parts(name: str) -> tuple[str, str | None, str] | None:
-    """What `_PLAIN_NAME.fullmatch(name).groups()` gives (None where it does not match),
-    in one pass over the characters: with the compiled build `ord(name[i])` is a plain
-    array read, so a name costs a few hundred instructions instead of the regex's ~4.4k or
-    the ~3.7k of splitting it into words and testing each with string methods. A test
-    holds it equal to the regex on every name of the feed and on generated text."""
+    """(first word, last given word or None for two words, family) of a name of
+    capitalised ASCII words (hyphenated or not) and dotted initials ending in a word —
+    `Anna Kochnev Goldstein`, `S. V. Jaya Chand`, `Yi-Fan Zhang` (97 % of the feed's
+    names); None for any other.
+
+    One pass over the characters: compiled (`make` builds paperdesk.native), `ord(name[i])`
+    is a plain array read and a name costs a few hundred instructions, against ~4.4k for a
+    regular expression and ~3.7k for splitting it into words and testing each with string
+    methods. tests/test_normalize.py holds it equal to a regular expression of that shape
+    on every name of the feed and on generated text."""
     n = len(name)
     i = 0
     tokens = 0
@@ -381,13 +338,12 @@ def plain_name(name: str) -> tuple[str, str, str] | None:
     itself; None for any other name.
 
     97 % of arXiv's names are plain. This gives what the rules give them (a test holds the
-    two together on the feed); compiled, for less than `parse_name`'s cache costs on
-    average (see `COMPILED`), so they are not cached then and the cache keeps the names
-    that need the rules.
+    two together on the feed), for a fraction of their cost, so `parse_name` does not
+    cache them.
     Its words are ASCII `Capitalised` ones or initials, so `word.lower() in _FAST_BLOCK`
     is `word in _FAST_BLOCK_CAP`, without lowering each.
     """
-    parts = _plain_parts(name) if COMPILED else _plain_parts_by_words(name)
+    parts = _plain_parts(name)
     if parts is None:
         return None
     first, last_given, family = parts
@@ -403,14 +359,13 @@ def plain_name(name: str) -> tuple[str, str, str] | None:
 def parse_name(name: str) -> ParsedName:
     """Clean and split one name as a source wrote it.
 
-    Compiled, plain ASCII names (nearly all of arXiv's) take `plain_name` first; the
-    others, and every name in pure Python, go through a cache (names recur: prolific
-    authors are on thousands of records) to `parse_name_uncached`.
+    A plain name (nearly all of arXiv's) by `plain_name`, which compiled costs less than a
+    hit in the cache would; the others through a cache (names recur: prolific authors are
+    on thousands of records) to the rules.
     """
-    if COMPILED:
-        plain = plain_name(name)
-        if plain is not None:
-            return tuple.__new__(ParsedName, (plain[0], plain[1], None, name, plain[2]))
+    plain = plain_name(name)
+    if plain is not None:
+        return tuple.__new__(ParsedName, (plain[0], plain[1], None, name, plain[2]))
     return _parse_name_cached(name)
 
 
@@ -437,7 +392,7 @@ def _parse_unplain(name: str) -> ParsedName:
     return parse_name_fully(name)
 
 
-_parse_name_cached = functools.lru_cache(maxsize=65_536)(parse_name_uncached)
+_parse_name_cached = functools.lru_cache(maxsize=65_536)(_parse_unplain)
 
 
 def clear_name_cache() -> None:
