@@ -8,11 +8,8 @@ modules (`cli/<area>.py`), imported at the bottom of this file.
 
 from __future__ import annotations
 
-import atexit
 import importlib
-import os
 import sys
-import threading
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
@@ -142,28 +139,5 @@ def main(ctx: click.Context, db: str | None) -> None:
 
 
 def run() -> None:
-    """The `paperdesk` program: `main`, then an exit without the interpreter's teardown.
-
-    Once a command has closed its store and the exit handlers have run (pools joined,
-    logs flushed), tearing down every module and object the process built only hands
-    back memory that the OS takes back at exit anyway: after a 1M store's `resolve`,
-    ~0.2 s of a niced dev run (0.27 s from the last exit handler to the process's end,
-    0.06 s without). Where another thread is still alive, the normal exit (which joins
-    it) runs instead. `python -m paperdesk` and the `paperdesk` script both come here;
-    `main` itself, which tests invoke in their own process, exits normally."""
-    try:
-        main()
-        code: object = 0
-    except SystemExit as exc:
-        code = exc.code
-    if threading.active_count() != 1:
-        sys.exit(code)  # type: ignore[arg-type]
-    if code is None:
-        code = 0
-    elif not isinstance(code, int):
-        print(code, file=sys.stderr)
-        code = 1
-    atexit._run_exitfuncs()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+    """The `paperdesk` program (the console script and `python -m paperdesk`)."""
+    main()
