@@ -107,6 +107,13 @@ class _Finder(importlib.abc.MetaPathFinder):
     ) -> importlib.machinery.ModuleSpec | None:
         file = self.files.get(fullname)
         if file is None:
+            # A plain module of a compiled package (normalize.links): while the package's
+            # compiled __init__ runs, its __path__ is the build directory, so find the
+            # source here.
+            parent = fullname.rpartition(".")[0]
+            source = _source(fullname)
+            if parent in self.files and source.is_file():
+                return importlib.util.spec_from_file_location(fullname, source)
             return None
         source = _source(fullname)
         if source.name != "__init__.py":
