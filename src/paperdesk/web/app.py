@@ -181,8 +181,13 @@ def create_app(db: str | Path, settings: WebSettings | None = None) -> FastAPI:
 
     @app.exception_handler(HTTPException)
     async def _http(request: Request, exc: HTTPException) -> Response:
-        # Starlette's own headers travel on (a 405's `Allow` above all).
-        return render_error(request, exc.status_code, str(exc.detail), exc.headers)
+        # Starlette's own headers travel on (a 405's `Allow` above all; HEAD is answered
+        # wherever GET is, by security.HeadAsGet, so it is allowed there too).
+        headers = dict(exc.headers or {})
+        allow = [m.strip() for m in headers.get("Allow", "").split(",") if m.strip()]
+        if "GET" in allow and "HEAD" not in allow:
+            headers["Allow"] = ", ".join([*allow, "HEAD"])
+        return render_error(request, exc.status_code, str(exc.detail), headers)
 
     from paperdesk.web import pages
 
