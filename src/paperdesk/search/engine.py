@@ -115,8 +115,16 @@ def _date_str(d: int) -> str | None:
 class SearchIndex:
     """Open once, query many times (models and indexes load lazily, once)."""
 
-    def __init__(self, store: SQLiteStore, path: Path | None = None, embedder: str | None = None):
+    def __init__(
+        self, store: SQLiteStore, path: Path | None = None, embedder: str | None = None,
+        *, reader: bool = False,
+    ):
         self.store = store
+        self.reader = reader
+        """A reader (the web server) never rebuilds or writes the index files: it uses the
+        HNSW file as the indexer last saved it (memory-mapped) and reloads it only when
+        that file changes, so a running `reindex` never makes it wait."""
+        self._vectors_stamp: tuple[int, int, int] | None = None
         self.path = path or index_dir(store.path)
         self.meta_path = self.path / "meta.json"
         meta = self.read_meta()
@@ -159,6 +167,9 @@ class SearchIndex:
     @property
     def vectors(self) -> VectorIndex:
         """The ANN index, rebuilt from the stored vectors when the file is missing or stale."""
+        if self._vectors is None and self.reader:
+            self._vectors_stamp = self._file_stamp()
+            self._vectors = VectorIndex(self.path / "vectors.usearch", self.embedder.dim, view=True)
         if self._vectors is None:
             v = VectorIndex(self.path / "vectors.usearch", self.embedder.dim)
             stored = self.store.search.count_vectors(self.embedder_name)
@@ -173,9 +184,23 @@ class SearchIndex:
     def refresh(self) -> None:
         """Pick up index changes made by another process (a long-lived web server calls
         this after ingest/resolve ran `update_index`): tantivy reloads its readers, the
-        HNSW file is re-read on next use."""
-        self.keyword.index.reload()
-        self._vectors = None
+        HNSW file is re-read on next use (by a reader: only when the indexer saved a new
+        one; while `reindex` has removed it, the one in use stays)."""
+        if not self.reader:
+            self.keyword.index.reload()
+            self._vectors = None
+            return
+        # a reader's keyword searcher reloads by itself when a commit rewrote meta.json
+        stamp = self._file_stamp()
+        if stamp is not None and stamp != self._vectors_stamp:
+            self._vectors = None
+
+    def _file_stamp(self) -> tuple[int, int, int] | None:
+        try:
+            st = (self.path / "vectors.usearch").stat()
+        except OSError:
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_size)
 
     def _parse(self, q: str) -> tuple[Node, Any]:
         node = parse_query(q)

@@ -258,14 +258,30 @@ def reindex(
     store: SQLiteStore, *, embed: bool = True, show_progress: bool = True, embedder: str | None = None
 ) -> IndexReport:
     """Rebuild the index files from scratch (docnos and stored vectors are kept: unchanged
-    texts are not embedded again)."""
+    texts are not embedded again).
+
+    Built beside the live files (`<db>.index.new`) and swapped in when complete: a running
+    web server keeps searching the old files meanwhile, and picks up the new ones when
+    they are in place (it never waits for the rebuild nor sees a half-built index)."""
     import shutil
 
     path = index_dir(store.path)
-    if path.exists():
-        shutil.rmtree(path)
+    fresh = path.with_name(path.name + ".new")
+    if fresh.exists():
+        shutil.rmtree(fresh)  # a reindex killed before its swap
     with store.transaction():
         store.search.reset_hashes()
     store.set_checkpoint(CHECKPOINT, 0)
     store.set_checkpoint(WORKS_CHECKPOINT, "")
-    return update_index(store, embed=embed, show_progress=show_progress, embedder=embedder)
+    ix = SearchIndex(store, path=fresh, embedder=embedder)
+    report = update_index(store, embed=embed, show_progress=show_progress, index=ix)
+    if embed and ix.semantic_available():
+        ix.vectors  # noqa: B018 - the HNSW file, built from the stored vectors if need be
+    old = path.with_name(path.name + ".old")
+    if old.exists():
+        shutil.rmtree(old)
+    if path.exists():
+        path.rename(old)
+    fresh.rename(path)
+    shutil.rmtree(old, ignore_errors=True)
+    return report

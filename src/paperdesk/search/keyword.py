@@ -335,6 +335,8 @@ class KeywordIndex:
             stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
         except OSError:
             stamp = None
+        if self._searcher is not None and stamp is None:
+            return self._searcher  # the files are being swapped (`reindex`): keep these
         if self._searcher is None or stamp != self._stamp:
             self.index.reload()
             self._searcher = self.index.searcher()

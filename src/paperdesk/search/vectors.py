@@ -23,12 +23,22 @@ THREADS = 2
 
 
 class VectorIndex:
-    def __init__(self, path: Path, dim: int):
+    def __init__(self, path: Path, dim: int, view: bool = False):
+        """`view`: memory-map the file read-only (instant, shared with the page cache;
+        for readers, which never add or save)."""
         self.path = path
         self.dim = dim
         self.index = self._new()
         if path.exists():
-            self.index.load(str(path))
+            try:
+                if view:
+                    self.index.view(str(path))
+                else:
+                    self.index.load(str(path))
+            except (RuntimeError, ValueError, OSError):
+                if not view:
+                    raise
+                self.index = self._new()  # replaced mid-read: empty until the next save
             if self.index.ndim != dim:
                 self.index = self._new()
 

@@ -210,7 +210,9 @@ class SharedSearch:
                 from paperdesk.search.engine import SearchIndex
                 from paperdesk.store import open_store
 
-                self._index = SearchIndex(open_store(self.db))
+                # a reader: never rebuilds the vector file under this lock (a running
+                # `reindex` made every paper page wait for that, up to 11 s)
+                self._index = SearchIndex(open_store(self.db), reader=True)
             elif gen != self._seen:  # resolve/reindex ran since: reload the indexes
                 self._index.refresh()
             self._seen = gen
