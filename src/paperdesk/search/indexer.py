@@ -138,6 +138,9 @@ def _missing_vectors(ix: SearchIndex) -> list[int]:
 def _embed(ix: SearchIndex, report: IndexReport, show: bool) -> None:
     missing = _missing_vectors(ix)
     if not missing:
+        # The HNSW file holds every stored vector (rebuilt from them when it is missing or
+        # stale): the web server only reads it, it never rebuilds it.
+        ix.vectors  # noqa: B018
         return
     vec = ix.vectors
     repo = ix.store.search
@@ -275,8 +278,6 @@ def reindex(
     store.set_checkpoint(WORKS_CHECKPOINT, "")
     ix = SearchIndex(store, path=fresh, embedder=embedder)
     report = update_index(store, embed=embed, show_progress=show_progress, index=ix)
-    if embed and ix.semantic_available():
-        ix.vectors  # noqa: B018 - the HNSW file, built from the stored vectors if need be
     old = path.with_name(path.name + ".old")
     if old.exists():
         shutil.rmtree(old)
