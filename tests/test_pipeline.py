@@ -219,8 +219,41 @@ def test_serve_with_background_stages(tmp_path: Path) -> None:
         assert [s["name"] for s in st["stages"]] == list(pipeline.STAGES)
         assert all(s["state"] == "done" and s["seconds"] is not None for s in st["stages"])
     finally:
-        os.killpg(proc.pid, 15)
-        proc.wait(30)
+        os.kill(proc.pid, 15)  # the server alone: it stops the stages' process too
+        proc.wait(60)
+
+
+def test_stopping_the_server_stops_the_background_stages(tmp_path: Path) -> None:
+    """SIGTERM to `serve --background-stages` (what `make demo`'s Ctrl-C or a service
+    manager sends) stops the stages' process too: the status is `interrupted`, not a run
+    that goes on after the server."""
+    db = tmp_path / "m.db"
+    ingest_mixed(db)
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "paperdesk", "--db", str(db), "serve", "--port", str(port),
+         "--background-stages"],
+        env={**os.environ, "PAPERDESK_PROGRESS": "0"}, stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 240
+        state = None
+        while time.monotonic() < deadline:
+            code, body = _get(f"http://127.0.0.1:{port}/api/status")
+            state = json.loads(body)["state"] if code == 200 else None
+            if state in ("running", "ready"):
+                break
+            time.sleep(0.05)
+        if state != "running":
+            pytest.skip(f"the stages were {state} before the server could be stopped")
+        os.kill(proc.pid, 15)
+        assert proc.wait(60) != 0
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, 9)
+    with open_store(db) as store:
+        assert pipeline.status(store)["state"] == "interrupted"
 
 
 def test_the_mixed_slices_are_all_read() -> None:

@@ -40,6 +40,13 @@ def serve(ctx: Ctx, host: str, port: int, workers: int, background_stages: bool)
         )
         click.echo(f"paperdesk: running the stages in the background (pid {stages.pid})",
                    err=True)
+
+        def stop(signum: int, frame: object) -> None:
+            raise SystemExit(128 + signum)
+
+        # uvicorn shuts down on SIGTERM, then raises it again with the handler it found:
+        # this one, so that the `finally` below stops the stages too.
+        signal.signal(signal.SIGTERM, stop)
     click.echo(f"paperdesk: serving {ctx.db} on http://{host}:{port}/", err=True)
     try:
         uvicorn.run(
