@@ -1,10 +1,17 @@
-"""Shared fixtures: the real shared data (skipped with a reason when absent) and stores."""
+"""Shared fixtures: real data (committed slices first, else the shared data) and stores."""
 
 from __future__ import annotations
 
+import atexit
+import io
+import lzma
 import os
+import shutil
+import tarfile
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -13,6 +20,97 @@ from replay_server import ReplayServer, replay_server
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("PAPERDESK_SHARED_DATA", ROOT.parent / "shared" / "data"))
+# Real captures committed with the tests, laid out as in the shared data (tests/data/README.md
+# names each file's source and licence). `NAME.xz` is the file NAME compressed and
+# `NAME.tar.xz` the folder NAME packed: both are unpacked once a run, on first use.
+DATA = ROOT / "tests" / "data"
+# The committed lines of the shared daily feed: its first 2,000 lines, a sample of every
+# month (every 34th line, every 16th of 2026-03, every 15th of 2026-04), and lines that tests
+# name by their arXiv id.
+FEED_HEAD = "arxiv/daily-feed-head.jsonl"
+FEED_SAMPLE = "arxiv/daily-feed-sample.jsonl"
+FEED_PICKED = "arxiv/daily-feed-picked.jsonl"
+_unpacked: Path | None = None
+
+
+def _unpack_dir() -> Path:
+    global _unpacked
+    if _unpacked is None:
+        _unpacked = Path(tempfile.mkdtemp(prefix="paperdesk-test-data-"))
+        atexit.register(shutil.rmtree, _unpacked, True)
+    return _unpacked
+
+
+def committed_file(rel: str) -> Path | None:
+    """`rel` from tests/data (unpacked if it is committed packed, or inside a packed
+    folder), or None."""
+    plain, packed = DATA / rel, DATA / f"{rel}.xz"
+    if plain.is_file():
+        return plain
+    out = _unpack_dir() / rel
+    if packed.exists():
+        if not out.exists():
+            out.parent.mkdir(parents=True, exist_ok=True)
+            part = out.with_name(out.name + ".part")
+            part.write_bytes(lzma.decompress(packed.read_bytes()))
+            part.rename(out)
+        return out
+    parts = Path(rel).parts
+    for n in range(len(parts), 0, -1):  # the folder itself, else the nearest packed parent
+        folder = Path(*parts[:n])
+        tar = DATA / f"{folder}.tar.xz"
+        if tar.exists():
+            dest = _unpack_dir() / folder
+            if not dest.exists():
+                part = dest.with_name(dest.name + ".part")
+                with tarfile.open(tar, "r:xz") as t:
+                    t.extractall(part, filter="data")
+                part.rename(dest)
+            return out if out.exists() else None
+    return plain if plain.is_dir() else None  # a packed folder wins over a plain one
+
+
+def shared_file(rel: str) -> Path:
+    """Real data at `rel` of the shared data's layout: the copy committed under tests/data
+    if there is one, else the shared data's; skips the calling test when neither has it."""
+    committed = committed_file(rel)
+    if committed is not None:
+        return committed
+    return full_data_file(rel)
+
+
+def full_data_file(rel: str) -> Path:
+    """A file of the full shared data, for the few tests that need all of it (never the
+    committed slice); skips the calling test when it is absent."""
+    path = SHARED / rel
+    if not path.exists():
+        pytest.skip(f"real test data {path} not found: see README 'Test data'")
+    return path
+
+
+def feed_file() -> Path:
+    """The committed feed lines as one JSON-lines file: the head, then the lines of the
+    sample and of the picked lines that it does not hold yet (feed order within each)."""
+    out = _unpack_dir() / "arxiv" / "daily-feed-committed.jsonl"
+    if not out.exists():
+        head = shared_file(FEED_HEAD).read_bytes()
+        seen = set(head.splitlines())
+        rest = []
+        for rel in (FEED_SAMPLE, FEED_PICKED):
+            for x in shared_file(rel).read_bytes().splitlines():
+                if x not in seen:
+                    seen.add(x)
+                    rest.append(x)
+        tmp = out.with_name(out.name + ".part")
+        tmp.write_bytes(head + b"".join(x + b"\n" for x in rest))
+        tmp.rename(out)
+    return out
+
+
+def open_feed(mode: str = "rb") -> IO:
+    """`feed_file()` opened for reading, as bytes (`rb`) or UTF-8 text (`rt`)."""
+    fh = feed_file().open("rb")
+    return fh if mode == "rb" else io.TextIOWrapper(fh, encoding="utf-8")
 
 
 @pytest.fixture(scope="session")
@@ -24,14 +122,6 @@ def shared_data() -> Path:
             "(or set PAPERDESK_SHARED_DATA)"
         )
     return SHARED
-
-
-def shared_file(rel: str) -> Path:
-    """A file under the shared data; skips the calling test when it is absent."""
-    path = SHARED / rel
-    if not path.exists():
-        pytest.skip(f"real test data {path} not found: see README 'Test data'")
-    return path
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ abstract that must not execute. Screenshots go to test-artifacts/."""
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import shutil
@@ -12,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from conftest import ROOT, shared_file
+from conftest import ROOT, open_feed
 from loopback import chromium_page, serve
 from loopback import free_port as _free_port  # noqa: F401 - test_browser_firstpage imports it
 from paperdesk.ingest import ingest_paths
@@ -36,7 +35,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
     tmp = tmp_path_factory.mktemp("site")
     feed = tmp / "feed.jsonl"
-    with gzip.open(shared_file("arxiv/daily-feed-2025-03-to-2026-04.jsonl.gz"), "rb") as f:
+    with open_feed() as f:
         feed.write_bytes(b"".join(line for _, line in zip(range(400), f, strict=False)))
     hostile = tmp / "hostile.jsonl"
     hostile.write_text(json.dumps({

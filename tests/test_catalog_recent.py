@@ -3,26 +3,23 @@
 
 from __future__ import annotations
 
-import gzip
 import sqlite3
 from itertools import islice
 from pathlib import Path
 
 import pytest
 
-from conftest import shared_file
+from conftest import open_feed
 from paperdesk.ingest import ingest_paths
 from paperdesk.store import catalog as q
 from paperdesk.store import open_store
-
-FEED = "arxiv/daily-feed-2025-03-to-2026-04.jsonl.gz"
 
 
 @pytest.fixture(scope="module")
 def feed_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("recent")
     src = d / "feed.jsonl"
-    with gzip.open(shared_file(FEED), "rb") as f:
+    with open_feed() as f:
         src.write_bytes(b"".join(islice(f, 4000)))
     db = d / "feed.db"
     with open_store(db) as store:
@@ -80,7 +77,7 @@ def test_subject_counts_follow_new_records(tmp_path: Path) -> None:
     show in the next page's counts."""
     from paperdesk.catalog import subject_counts
 
-    with gzip.open(shared_file(FEED), "rb") as f:
+    with open_feed() as f:
         lines = list(islice(f, 1500))
     first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     first.write_bytes(b"".join(lines[:1000]))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import shared_file
+from conftest import open_feed
 from paperdesk.errors import StoreError
 from paperdesk.ingest import ingest_paths
 from paperdesk.store import open_store
@@ -24,7 +24,7 @@ N = 4000
 @pytest.fixture(scope="module")
 def feed_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("feed") / "feed.jsonl.gz"
-    with gzip.open(shared_file("arxiv/daily-feed-2025-03-to-2026-04.jsonl.gz"), "rb") as f:
+    with open_feed() as f:
         lines = [line for _, line in zip(range(N), f, strict=False)]
     with gzip.open(out, "wb") as w:
         w.writelines(lines)

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cassettes import bodies
-from conftest import ROOT, SHARED
+from conftest import ROOT, SHARED, committed_file
 from paperdesk import normalize
 from paperdesk.errors import ParseError
 from paperdesk.model import SourceRecord
@@ -45,7 +45,8 @@ SETTINGS = settings(
 
 
 def _shared(rel: str) -> Path | None:
-    p = SHARED / rel
+    """Real data at `rel`: the committed copy, else the shared data's, else None."""
+    p = committed_file(rel) or SHARED / rel
     return p if p.exists() else None
 
 

@@ -18,7 +18,7 @@ from paperdesk.errors import HarvestError
 from paperdesk.harvest.http import PoliteClient, Politeness, retry_after_seconds, user_agent
 from replay_server import ReplayServer, Reply, add_recording, load_recording
 
-LISTRECORDS_503 = "arxiv/oai-pmh/oaipmh-listrecords---should-list-identifiers-from-arxiv.json"
+LISTRECORDS_503 = "arxiv/oai-pmh/listrecords-arXiv-503-then-200.json"
 
 
 def client(sleeps: list[float], **politeness: float) -> PoliteClient:
@@ -31,7 +31,7 @@ def client(sleeps: list[float], **politeness: float) -> PoliteClient:
 
 
 def test_real_503_retry_after_is_honoured(replay: ReplayServer) -> None:
-    # The real capture: arXiv answered 503 with `Retry-After: 10`, then 200 with records.
+    # The recording: 503 with `Retry-After: 10` (as arXiv answers), then 200 with records.
     exchanges = load_recording(shared_file(LISTRECORDS_503))
     assert [r.status for _, r in exchanges] == [503, 200]
     assert ("Retry-After", "10") in exchanges[0][1].headers

@@ -1,12 +1,12 @@
 """`harvest arxiv` (OAI-PMH) against a real HTTP server on 127.0.0.1 replaying arXiv.
 
-The shared recordings hold no multi-page ListRecords, so the multi-page sequence is MADE
-from the real one: its response (two real records, datestamp 2015-01-03) is split into two
-pages, one record each, chained by resumption tokens `t1` — every byte of every record
-is arXiv's own, only the envelope is repeated. The first request gets arXiv's real `503`
-with `Retry-After: 10` before that. OAI error responses (`noRecordsMatch`,
-`badResumptionToken`, `badArgument`) have no capture; they are the real envelope with the
-`<ListRecords>` element replaced by the OAI `<error>` element the protocol defines.
+The exchanges are tests/data's own, in the shape of arXiv's (tests/data/README.md): a `503`
+with `Retry-After: 10`, then a ListRecords of two real arXiv records (their metadata from
+arXiv `.abs` files, datestamp 2016-05-25) in the `arXiv` format. The multi-page sequence is
+made from it: the response is split into two pages, one record each, chained by resumption
+tokens `t1` — only the envelope is repeated. OAI error responses (`noRecordsMatch`,
+`badResumptionToken`, `badArgument`) are that envelope with the `<ListRecords>` element
+replaced by the OAI `<error>` element the protocol defines.
 """
 
 from __future__ import annotations
@@ -34,11 +34,11 @@ from paperdesk.ingest import ingest_paths
 from paperdesk.store import SQLiteStore, open_store
 from replay_server import ReplayServer, Reply, load_recording
 
-LISTRECORDS = "arxiv/oai-pmh/oaipmh-listrecords---should-list-identifiers-from-arxiv.json"
-GETRECORD = "arxiv/oai-pmh/oaipmh-getrecord---should-get-a-record.json"
-FRESH = "/oai2?metadataPrefix=arXiv&from=2015-01-01&until=2015-01-03&verb=ListRecords"
+LISTRECORDS = "arxiv/oai-pmh/listrecords-arXiv-503-then-200.json"
+GETRECORD = "arxiv/oai-pmh/getrecord-arXiv.json"
+FRESH = "/oai2?metadataPrefix=arXiv&from=2016-05-23&until=2016-05-25&verb=ListRecords"
 NEXT = "/oai2?verb=ListRecords&resumptionToken=t1"
-KEYS = {"arxiv:1412.8544", "arxiv:hep-th/9504118"}
+KEYS = {"arxiv:1601.04345", "arxiv:cs/0212040"}
 
 
 def split_envelope(body: str) -> tuple[str, list[str], str]:
@@ -50,7 +50,7 @@ def split_envelope(body: str) -> tuple[str, list[str], str]:
 
 
 def real_pages() -> tuple[Reply, Reply, Reply]:
-    """arXiv's real 503, then the real ListRecords split into two token-chained pages."""
+    """The recorded 503, then the recorded ListRecords split into two token-chained pages."""
     (_, r503), (_, r200) = load_recording(shared_file(LISTRECORDS))
     head, records, tail = split_envelope(r200.body.decode())
     assert len(records) == 2
@@ -89,19 +89,19 @@ def test_follows_tokens_honours_503_and_checkpoints(
     replay.add(FRESH, r503, page1)
     replay.add(NEXT, page2)
     sleeps: list[float] = []
-    report = harvest(store, replay, sleeps, from_date="2015-01-01", until="2015-01-03")
-    assert sleeps == [10.0]  # the real Retry-After, honoured
+    report = harvest(store, replay, sleeps, from_date="2016-05-23", until="2016-05-25")
+    assert sleeps == [10.0]  # the recorded Retry-After, honoured
     assert report.complete and report.pages == 2 and report.inserted == 2
     assert report.requests == 3
     assert {r.key for _, r in store.iter_records()} == KEYS
-    rec = store.get_record("arxiv:1412.8544")
-    assert (rec.doi or "").lower() == "10.4204/eptcs.172.11" and rec.authors[0].family == "Uijlen"
+    rec = store.get_record("arxiv:1601.04345")
+    assert (rec.doi or "").lower() == "10.1093/mnras/stw475" and rec.authors[0].family == "Luo"
     cp = store.get_checkpoint(checkpoint_name(replay.url + "/oai2", None, "arXiv"))
     assert cp == {
         "token": None,
-        "from": "2015-01-01",
-        "until": "2015-01-03",
-        "last_datestamp": "2015-01-03",
+        "from": "2016-05-23",
+        "until": "2016-05-25",
+        "last_datestamp": "2016-05-25",
         "done": True,
     }
 
@@ -115,9 +115,9 @@ def test_connection_dropped_mid_page_then_resumed_run_has_no_duplicates(
     replay.add(NEXT, Reply(200, page2.body, page2.headers, cut_after=len(page2.body) // 2))
     sleeps: list[float] = []
     with pytest.raises(HarvestError, match="gave up after 3 attempts"):
-        harvest(store, replay, sleeps, from_date="2015-01-01", until="2015-01-03")
+        harvest(store, replay, sleeps, from_date="2016-05-23", until="2016-05-25")
     assert sleeps == [1.0, 2.0]  # backoff between the three attempts
-    assert {r.key for _, r in store.iter_records()} == {"arxiv:1412.8544"}
+    assert {r.key for _, r in store.iter_records()} == {"arxiv:1601.04345"}
     name = checkpoint_name(replay.url + "/oai2", None, "arXiv")
     assert (store.get_checkpoint(name) or {})["token"] == "t1"
 
@@ -140,7 +140,7 @@ def test_timeout_on_a_page_is_retried(replay: ReplayServer, store: SQLiteStore) 
     sleeps: list[float] = []
     with client(sleeps, timeout=0.3) as c:
         report = harvest_oai(
-            store, c, base_url=replay.url + "/oai2", from_date="2015-01-01", until="2015-01-03"
+            store, c, base_url=replay.url + "/oai2", from_date="2016-05-23", until="2016-05-25"
         )
     assert report.complete and store.count_records() == 2
     assert sleeps == [1.0] and len(replay.requests_to(resumptionToken="t1")) == 2
@@ -152,9 +152,9 @@ def test_rerun_fetches_only_what_changed_since_last_datestamp(
     _, page1, page2 = real_pages()
     replay.add(FRESH, page1)
     replay.add(NEXT, page2)
-    harvest(store, replay, [], from_date="2015-01-01", until="2015-01-03")
-    # The next day: arXiv lists what changed from 2015-01-03 on. Served here: the real
-    # GetRecord response for 1412.8544 re-wrapped as a one-record ListRecords page.
+    harvest(store, replay, [], from_date="2016-05-23", until="2016-05-25")
+    # The next day: arXiv lists what changed from 2016-05-25 on. Served here: the
+    # GetRecord response for 1601.04345 re-wrapped as a one-record ListRecords page.
     ((_, got),) = load_recording(shared_file(GETRECORD))
     head, records, tail = split_envelope(got.body.decode())
     rewrapped = (
@@ -163,14 +163,14 @@ def test_rerun_fetches_only_what_changed_since_last_datestamp(
         + tail.replace("</GetRecord>", "</ListRecords>")
     )
     replay.add(
-        "/oai2?verb=ListRecords&metadataPrefix=arXiv&from=2015-01-03",
+        "/oai2?verb=ListRecords&metadataPrefix=arXiv&from=2016-05-25",
         Reply(200, rewrapped.encode()),
     )
     seen_before = len(replay.seen)
     report = harvest(store, replay, [])
     assert report.resumed == "datestamp" and report.complete
     assert [s.query for s in replay.seen[seen_before:]] == [
-        {"verb": "ListRecords", "metadataPrefix": "arXiv", "from": "2015-01-03"}
+        {"verb": "ListRecords", "metadataPrefix": "arXiv", "from": "2016-05-25"}
     ]
     assert report.unchanged == 1 and report.inserted == 0
     assert store.count_records() == 2
@@ -185,9 +185,9 @@ def test_expired_token_restarts_the_range_from_its_start(
         name,
         {
             "token": "stale",
-            "from": "2015-01-01",
-            "until": "2015-01-03",
-            "last_datestamp": "2015-01-03",
+            "from": "2016-05-23",
+            "until": "2016-05-25",
+            "last_datestamp": "2016-05-25",
             "done": False,
         },
     )
@@ -199,7 +199,7 @@ def test_expired_token_restarts_the_range_from_its_start(
     report = harvest(store, replay, [])
     assert report.complete and store.count_records() == 2
     assert [s.query.get("resumptionToken") for s in replay.seen] == ["stale", None, "t1"]
-    assert replay.seen[1].query["from"] == "2015-01-01"
+    assert replay.seen[1].query["from"] == "2016-05-23"
 
 
 def test_no_records_match_is_an_empty_result(replay: ReplayServer, store: SQLiteStore) -> None:
@@ -217,18 +217,18 @@ def test_no_records_match_is_an_empty_result(replay: ReplayServer, store: SQLite
 
 def test_other_oai_errors_stop_the_harvest(replay: ReplayServer, store: SQLiteStore) -> None:
     replay.add(
-        "/oai2?verb=ListRecords&metadataPrefix=arXiv&from=2015-01-01",
+        "/oai2?verb=ListRecords&metadataPrefix=arXiv&from=2016-05-23",
         Reply(200, oai_error("badArgument")),
     )
     with pytest.raises(HarvestError, match="badArgument"):
-        harvest(store, replay, [], from_date="2015-01-01")
+        harvest(store, replay, [], from_date="2016-05-23")
     assert store.count_records() == 0
 
 
 def cli_harvest(replay: ReplayServer, tmp_path: Path, *extra: str) -> Result:
     """`paperdesk --db … harvest arxiv` over the replayed range, no politeness wait."""
     args = ["--db", str(tmp_path / "cli.db"), "harvest", "arxiv", "--url", replay.url + "/oai2"]
-    args += ["--from", "2015-01-01", "--until", "2015-01-03", "--interval", "0", *extra]
+    args += ["--from", "2016-05-23", "--until", "2016-05-25", "--interval", "0", *extra]
     return CliRunner().invoke(main, args)
 
 
@@ -267,7 +267,7 @@ def test_sigkill_mid_harvest_then_rerun_completes(replay: ReplayServer, tmp_path
     cmd = [sys.executable, "-c", CHILD, str(db), replay.url + "/oai2"]
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     proc = subprocess.Popen(
-        [*cmd, "2015-01-01", "2015-01-03"],
+        [*cmd, "2016-05-23", "2016-05-25"],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -290,22 +290,22 @@ def test_sigkill_mid_harvest_then_rerun_completes(replay: ReplayServer, tmp_path
 def test_bad_record_stops_or_is_skipped_and_reported(
     replay: ReplayServer, store: SQLiteStore
 ) -> None:
-    """A page whose first record lost its <metadata> (hand-broken copy of the real page)."""
+    """A page whose first record lost its <metadata> (hand-broken copy of the recorded page)."""
     (_, _), (_, r200) = load_recording(shared_file(LISTRECORDS))
     body = r200.body.decode()
     start = body.index("<metadata>")
     broken = body[:start] + body[body.index("</metadata>", start) + len("</metadata>") :]
     replay.add(FRESH, Reply(200, broken.encode()))
     name = checkpoint_name(replay.url + "/oai2", None, "arXiv")
-    with pytest.raises(ParseError, match=r"record 1: .*1412\.8544 has no metadata"):
-        harvest(store, replay, [], from_date="2015-01-01", until="2015-01-03")
+    with pytest.raises(ParseError, match=r"record 1: .*1601\.04345 has no metadata"):
+        harvest(store, replay, [], from_date="2016-05-23", until="2016-05-25")
     assert store.count_records() == 0 and store.get_checkpoint(name) is None
 
-    report = harvest(store, replay, [], from_date="2015-01-01", until="2015-01-03", on_error="skip")
+    report = harvest(store, replay, [], from_date="2016-05-23", until="2016-05-25", on_error="skip")
     assert report.complete and report.inserted == 1 and report.rejected == 1
-    assert {r.key for _, r in store.iter_records()} == {"arxiv:hep-th/9504118"}
+    assert {r.key for _, r in store.iter_records()} == {"arxiv:cs/0212040"}
     (reject,) = store.list_rejects()
-    assert reject.record_no == 1 and "1412.8544" in reject.error
+    assert reject.record_no == 1 and "1601.04345" in reject.error
 
 
 def test_cli_exhausted_retries_exit_1_with_one_line(replay: ReplayServer, tmp_path: Path) -> None:
@@ -321,7 +321,7 @@ def test_tokens_that_keep_expiring_stop_the_run(replay: ReplayServer, store: SQL
     replay.add(FRESH, page1)
     replay.add(NEXT, Reply(200, oai_error("badResumptionToken")))
     with pytest.raises(HarvestError, match="badResumptionToken"):
-        harvest(store, replay, [], from_date="2015-01-01", until="2015-01-03")
+        harvest(store, replay, [], from_date="2016-05-23", until="2016-05-25")
     # fresh, t1 (expired), fresh, t1 (expired), fresh, t1 (expired): then it gives up.
     assert [s.query.get("resumptionToken") for s in replay.seen] == [None, "t1"] * 3
     assert store.count_records() == 1
@@ -335,7 +335,7 @@ def test_harvested_records_equal_ingested_file_records(
     _, page1, page2 = real_pages()
     replay.add(FRESH, page1)
     replay.add(NEXT, page2)
-    harvest(store, replay, [], from_date="2015-01-01", until="2015-01-03")
+    harvest(store, replay, [], from_date="2016-05-23", until="2016-05-25")
     (_, _), (_, r200) = load_recording(shared_file(LISTRECORDS))
     saved = tmp_path / "listrecords.xml"
     saved.write_bytes(r200.body)

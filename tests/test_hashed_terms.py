@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import io
 import pickle
 import random
@@ -16,7 +15,7 @@ from sklearn.feature_extraction.text import HashingVectorizer
 from sklearn.preprocessing import normalize
 from sklearn.utils.murmurhash import murmurhash3_32
 
-from conftest import shared_file
+from conftest import open_feed
 from paperdesk.resolve import hashed_terms
 
 DIM = 2**18
@@ -24,7 +23,7 @@ DIM = 2**18
 
 def _feed_texts(n: int) -> list[str]:
     texts = []
-    with gzip.open(shared_file("arxiv/daily-feed-2025-03-to-2026-04.jsonl.gz"), "rb") as f:
+    with open_feed() as f:
         for line in f:
             d = orjson.loads(line)
             texts.append(f"{d.get('title') or ''} {d.get('summary') or ''}")

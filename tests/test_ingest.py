@@ -9,18 +9,16 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conftest import shared_file
+from conftest import open_feed
 from paperdesk.cli import main
 from paperdesk.errors import ParseError, UnknownFormatError
 from paperdesk.ingest import ingest_paths
 from paperdesk.store import open_store
 
-FEED = "arxiv/daily-feed-2025-03-to-2026-04.jsonl.gz"
-
 
 def feed_lines(n: int, start: int = 0) -> list[bytes]:
     out = []
-    with gzip.open(shared_file(FEED), "rb") as f:
+    with open_feed() as f:
         for i, line in enumerate(f):
             if i >= start + n:
                 break

@@ -13,10 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import shared_file
+from conftest import feed_file
 from paperdesk import native
-
-FEED = "arxiv/daily-feed-2025-03-to-2026-04.jsonl.gz"
 
 
 def _stamp(directory: Path, **change: object) -> None:
@@ -47,7 +45,7 @@ from isal import igzip
 from paperdesk import sources
 from paperdesk.ingest import prepare_batch
 import paperdesk.normalize.names as names
-with igzip.open(sys.argv[1]) as f:
+with open(sys.argv[1], "rb") as f:
     data = b"".join(itertools.islice(f, 6000))
 items = list(sources.get("arxiv-feed").parse(io.BytesIO(data), "feed"))
 rows = prepare_batch(items, lambda digests: set(), origin="feed")
@@ -83,7 +81,7 @@ def _rows(env: dict[str, str], feed: Path) -> list[str]:
     " set PAPERDESK_NATIVE_TEST=1",
 )
 def test_the_compiled_build_prepares_the_same_rows(tmp_path: Path) -> None:
-    feed = shared_file(FEED)
+    feed = feed_file()
     env = {k: v for k, v in os.environ.items() if k != "PAPERDESK_NATIVE"}
     if native.DEFAULT_DIR.joinpath(native.STAMP).exists():
         build = native.DEFAULT_DIR  # what `make` built: used without PAPERDESK_NATIVE

@@ -10,7 +10,6 @@ crashes, `finish` is idempotent, keys are lower-case ASCII.
 from __future__ import annotations
 
 import copy
-import gzip
 import json
 import re
 import time
@@ -21,7 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import shared_file
+from conftest import open_feed, shared_file
 from paperdesk.errors import ParseError
 from paperdesk.model import Author, SourceRecord, Version
 from paperdesk.normalize import LIMITS, finish
@@ -38,8 +37,6 @@ from paperdesk.normalize.names import (
 )
 from paperdesk.normalize.text import plain_text
 from paperdesk.sources import arxiv_snapshot
-
-FEED = "arxiv/daily-feed-2025-03-to-2026-04.jsonl.gz"
 
 # --- arXiv ids --------------------------------------------------------------------------
 
@@ -248,8 +245,7 @@ def test_parse_name(name: str, given: str | None, family: str, display: str, key
 
 def test_short_path_gives_what_the_full_rules_give() -> None:
     """`parse_name` skips the rules for plain names; on real names it must not differ."""
-    path = shared_file(FEED)
-    with gzip.open(path, "rt", encoding="utf-8") as f:
+    with open_feed("rt") as f:
         names = [n for line in islice(f, 2000) for n in json.loads(line)["authors"]]
     assert [parse_name(n) for n in names] == [parse_name_fully(n) for n in names]
 
@@ -297,9 +293,8 @@ def test_source_split_wins_and_is_cleaned() -> None:
 
 def test_feed_authors_all_get_keys() -> None:
     """Every author of the first 3,000 feed records gets a lower-case ASCII key."""
-    path = shared_file(FEED)
     names = []
-    with gzip.open(path, "rt", encoding="utf-8") as f:
+    with open_feed("rt") as f:
         for line in islice(f, 3000):
             names.extend(json.loads(line)["authors"])
     keyed = [parse_name(n) for n in names]
@@ -416,8 +411,7 @@ def test_plain_text_none_and_empty() -> None:
 
 def test_feed_plain_text_has_no_latex_left() -> None:
     """On 3,000 real records no math `$`, brace or known macro survives in the index text."""
-    path = shared_file(FEED)
-    with gzip.open(path, "rt", encoding="utf-8") as f:
+    with open_feed("rt") as f:
         rows = [json.loads(line) for line in islice(f, 3000)]
     leftovers = 0
     for r in rows:
@@ -448,8 +442,7 @@ def feed_record(d: dict) -> SourceRecord:
 
 
 def test_finish_fills_normal_forms_on_a_real_record() -> None:
-    path = shared_file(FEED)
-    with gzip.open(path, "rt", encoding="utf-8") as f:
+    with open_feed("rt") as f:
         d = json.loads(next(f))
     rec = finish(feed_record(d))
     assert rec.arxiv_id == "2503.11677"
@@ -467,8 +460,7 @@ def test_finish_fills_normal_forms_on_a_real_record() -> None:
 
 
 def test_finish_is_idempotent_on_real_records() -> None:
-    path = shared_file(FEED)
-    with gzip.open(path, "rt", encoding="utf-8") as f:
+    with open_feed("rt") as f:
         rows = [json.loads(line) for line in islice(f, 500)]
     for d in rows:
         once = finish(feed_record(d))
@@ -743,7 +735,7 @@ def _regex_parts(name: str) -> tuple[str | None, ...] | None:
 def test_plain_parts_are_what_the_plain_name_pattern_matches() -> None:
     """`_plain_parts` (string methods) does what `_PLAIN_NAME.fullmatch(...).groups()` does
     on the short path: the same answer on every name of the feed and on edge shapes."""
-    with gzip.open(shared_file(FEED), "rt", encoding="utf-8") as f:
+    with open_feed("rt") as f:
         names = [n for line in f for n in json.loads(line)["authors"]]
     edges = [
         "", "A", "A.", "Ab", "Ab Cd", "A. Cd", "Ab C.", "A.B. Cd", "Ab  Cd", " Ab Cd", "Ab Cd ",
@@ -777,8 +769,7 @@ def _split_as_parsed(name: str) -> tuple[Author, Author]:
 
 def test_split_as_parsed_short_cut_on_real_names() -> None:
     """A source split equal to the parsed one skips cleaning; the answer must not change."""
-    path = shared_file(FEED)
-    with gzip.open(path, "rt", encoding="utf-8") as f:
+    with open_feed("rt") as f:
         names = [n for line in islice(f, 3000) for n in json.loads(line).get("authors") or []]
     for name in names:
         fast, full = _split_as_parsed(name)
@@ -832,7 +823,7 @@ def test_finish_idempotent_and_clean_on_arbitrary_records(
 def test_plain_names_are_what_the_rules_give_on_every_feed_name() -> None:
     """`plain_name` (the uncached path of nearly every arXiv name, and what `finish` uses
     directly) against every rule, on every author name of the feed."""
-    with gzip.open(shared_file(FEED), "rt", encoding="utf-8") as f:
+    with open_feed("rt") as f:
         names = [n for line in f for n in json.loads(line)["authors"]]
     plain = 0
     for n in names:

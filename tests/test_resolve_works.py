@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import csv
 import functools
-import gzip
 import json
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from conftest import shared_file
+from conftest import open_feed, shared_file
 from paperdesk.cli import main
 from paperdesk.model import Author, SourceRecord
 from paperdesk.normalize import finish
@@ -62,8 +61,7 @@ def dblp_acm(ids: set[str]) -> list[SourceRecord]:
 
 def feed(ids: set[str]) -> dict[str, SourceRecord]:
     out: dict[str, SourceRecord] = {}
-    path = shared_file("arxiv/daily-feed-2025-03-to-2026-04.jsonl.gz")
-    with gzip.open(path, "rt", encoding="utf-8") as f:
+    with open_feed("rt") as f:
         for line in f:
             d = json.loads(line)
             if d["id"] in ids and d["id"] not in out:
@@ -377,8 +375,7 @@ def test_stored_rows_featurise_as_their_full_records(store: SQLiteStore) -> None
 
 def _first_feed(n: int) -> list[SourceRecord]:
     out: dict[str, SourceRecord] = {}
-    path = shared_file("arxiv/daily-feed-2025-03-to-2026-04.jsonl.gz")
-    with gzip.open(path, "rt", encoding="utf-8") as f:
+    with open_feed("rt") as f:
         for line in f:
             d = json.loads(line)
             if d["id"] not in out:

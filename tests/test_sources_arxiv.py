@@ -1,16 +1,16 @@
-"""The arXiv parsers on real captures: OAI-PMH recordings, API Atom responses, all 1,132
-`.abs` files and the listings, the daily feed, and bulk-snapshot lines made from real
-`.abs` files. Expected values are read off the captures themselves.
+"""The arXiv parsers on real data: OAI-PMH exchanges (our own, in the shape of arXiv's:
+real records' metadata from `.abs` files in the `arXiv` format), API Atom responses, all
+1,132 `.abs` files and the listings, the daily feed, and bulk-snapshot lines made from real
+`.abs` files. Expected values are read off the inputs themselves.
 
 Inputs no capture has are built from real data: the `arXivRaw` OAI format (real `.abs`
-content in arXivRaw's element layout inside arXiv's real OAI envelope), OAI `<error>`
-and resumption-token pages (the real envelope with the protocol's elements), and the bulk
+content in arXivRaw's element layout inside the OAI envelope), OAI `<error>` and
+resumption-token pages (the envelope with the protocol's elements), and the bulk
 snapshot (Kaggle's JSON-lines shape filled from real `.abs` files).
 """
 
 from __future__ import annotations
 
-import gzip
 import io
 import itertools
 import json
@@ -24,7 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
-from conftest import shared_file
+from conftest import open_feed, shared_file
 from paperdesk import normalize
 from paperdesk.errors import ParseError
 from paperdesk.model import SourceRecord
@@ -40,11 +40,12 @@ from paperdesk.sources import (
 from paperdesk.sources._arxiv_common import rfc2822_to_iso, split_arxiv_authors
 
 OAI_DIR = "arxiv/oai-pmh/"
-LISTRECORDS = OAI_DIR + "oaipmh-listrecords---should-list-identifiers-from-arxiv.json"
-GETRECORD = OAI_DIR + "oaipmh-getrecord---should-get-a-record.json"
-LISTIDS = OAI_DIR + "oaipmh-listidentifiers---should-list-identifiers-from-arxiv.json"
+# Our own exchanges in the shape of arXiv's (tests/data/README.md): arXiv metadata of two
+# `.abs` files in the `arXiv` format, a 503 with Retry-After, ListIdentifiers, GetRecord.
+LISTRECORDS = OAI_DIR + "listrecords-arXiv-503-then-200.json"
+GETRECORD = OAI_DIR + "getrecord-arXiv.json"
+LISTIDS = OAI_DIR + "listidentifiers-arXiv.json"
 ATOM_DIR = "arxiv/api-atom/"
-FEED = "arxiv/daily-feed-2025-03-to-2026-04.jsonl.gz"
 
 
 # -- helpers -------------------------------------------------------------------------------
@@ -210,34 +211,40 @@ def test_oai_listrecords_arxiv_format() -> None:
     body = oai_body(LISTRECORDS)
     assert arxiv_oai.sniff(body[:65536], "listrecords.xml")
     recs = records(parse_all(arxiv_oai, body))
-    assert [r.key for r in recs] == ["arxiv:1412.8544", "arxiv:hep-th/9504118"]
+    assert [r.key for r in recs] == ["arxiv:1601.04345", "arxiv:cs/0212040"]
     r = recs[0]
-    assert r.url == "https://arxiv.org/abs/1412.8544" and r.arxiv_id == "1412.8544"
-    assert r.title == "A Kochen-Specker system has at least 22 vectors (extended abstract)"
+    assert r.url == "https://arxiv.org/abs/1601.04345" and r.arxiv_id == "1601.04345"
+    assert r.title == (
+        "Double-Averaging Can Fail to Characterize the Long-Term Evolution of\n"
+        "  Lidov-Kozai Cycles & Derivation of an Analytical Correction"
+    )
     assert [(a.name, a.given, a.family, a.affiliations) for a in r.authors] == [
-        ("Sander Uijlen", "Sander", "Uijlen", ["Radboud Universiteit"]),
-        ("Bas Westerbaan", "Bas", "Westerbaan", ["Radboud Universiteit"]),
+        ("Liantong Luo", "Liantong", "Luo", ["KIAA-PKU"]),
+        ("Boaz Katz", "Boaz", "Katz", ["Weizmann"]),
+        ("Subo Dong", "Subo", "Dong", ["KIAA-PKU"]),
     ]
-    assert r.categories == ["cs.DM"]
-    assert r.doi == "10.4204/EPTCS.172.11"
-    assert r.journal_ref == "EPTCS 172, 2014, pp. 154-164"
-    assert r.comments == "In Proceedings QPL 2014, arXiv:1412.8102"
+    assert r.categories == ["astro-ph.EP"]
+    assert r.doi == "10.1093/mnras/stw475"
+    assert r.journal_ref == "MNRAS (May 21, 2016) 458 (3): 3060-3074"
+    assert r.comments == "Fig. 3 and Eq. 35 corrected; Matlab codes included as ancillary files"
     assert r.license == "http://arxiv.org/licenses/nonexclusive-distrib/1.0/"
-    assert r.submitted == "2014-12-29" and r.updated == "2014-12-29"
-    assert [(v.version, v.date) for v in r.versions] == [("v1", "2014-12-29")]
-    assert r.extra == {"proxy": "EPTCS", "oai_datestamp": "2015-01-03"}
+    assert r.submitted == "2016-01-17" and r.updated == "2016-01-31"
+    assert r.versions == []  # `created` and `updated` do not say which versions lie between
+    assert r.extra == {"oai_datestamp": "2016-05-25"}
     # the abstract exactly as sent: leading indent and arXiv's hard line breaks
     assert r.abstract is not None
-    assert r.abstract.startswith("  At the heart of the Conway-Kochen Free Will theorem")
-    assert "Kochen and Specker's\nargument" in r.abstract
+    assert r.abstract.startswith("  The double-averaging (DA) approximation is widely employed")
+    assert "the standard\ntechnique" in r.abstract
     # raw is the <record> element itself, well-formed on its own
     assert r.raw.startswith(b"<record") and r.raw.endswith(b"</record>")
-    assert etree.fromstring(r.raw).findtext(".//{*}id") == "1412.8544"
+    assert etree.fromstring(r.raw).findtext(".//{*}id") == "1601.04345"
     old = recs[1]
-    assert old.source_id == "hep-th/9504118" and old.categories == ["hep-th"]
-    assert old.extra["report_no"] == "GOET-TP 101/95"
-    assert [(a.given, a.family) for a in old.authors] == [("M.", "Requardt")]
-    assert old.abstract is not None and 'the "strength" of the bonds' in old.abstract
+    assert old.source_id == "cs/0212040" and old.categories[:3] == ["cs.LG", "cs.CE", "cs.CV"]
+    assert old.extra["report_no"] == "NRC-39163"
+    assert old.extra["acm_class"] == "I.2.6; I.5.2; I.5.4; J.2"
+    assert [(a.given, a.family) for a in old.authors] == [("Peter D.", "Turney")]
+    assert [(v.version, v.date) for v in old.versions] == [("v1", "2002-12-12")]
+    assert old.abstract is not None and "decision tree induction software called Q-YIELD" in old.abstract
 
 
 def test_oai_getrecord_gives_the_same_record() -> None:
@@ -249,9 +256,9 @@ def test_oai_getrecord_gives_the_same_record() -> None:
 def test_oai_page_info_on_list_identifiers_and_the_real_503() -> None:
     page = arxiv_oai.page_info(oai_body(LISTIDS))
     assert page.records == [] and page.token is None and page.error_code is None
-    assert page.response_date == "2018-06-21T14:45:27Z"
-    assert page.last_datestamp == "2009-01-01"  # the last header in the page
-    assert page.max_datestamp == "2009-01-02"  # OAI lists are not in datestamp order
+    assert page.response_date == "2016-05-26T09:14:22Z"
+    assert page.last_datestamp == "2007-03-31"  # the last header in the page
+    assert page.max_datestamp == "2008-12-13"  # OAI lists are not in datestamp order
     with pytest.raises(ParseError, match="OAI-PMH"):
         arxiv_oai.page_info(oai_body(LISTRECORDS, status=503))
 
@@ -400,18 +407,18 @@ def test_oai_errors() -> None:
 
 def test_oai_truncated_xml_names_the_record() -> None:
     body = oai_body(LISTRECORDS)
-    cut = body[: body.index(b"<title>Discrete Mathematics")]
+    cut = body[: body.index(b"<title>Data Engineering")]
     out = []
     with pytest.raises(ParseError) as info:
         for item in arxiv_oai.parse(io.BytesIO(cut), "cut.xml"):
             out.append(item)
-    assert [r.key for r in records(out)] == ["arxiv:1412.8544"]  # the whole first record
+    assert [r.key for r in records(out)] == ["arxiv:1601.04345"]  # the whole first record
     assert info.value.origin == "cut.xml" and info.value.record_no == 2
     assert "malformed XML" in str(info.value)
 
 
 def test_oai_wrong_encoding_is_a_parse_error() -> None:
-    body = oai_body(LISTRECORDS).replace(b"Radboud", "Radböud".encode("latin-1"))
+    body = oai_body(LISTRECORDS).replace(b"Weizmann", "Weizmänn".encode("latin-1"))
     with pytest.raises(ParseError, match="malformed XML"):
         parse_all(arxiv_oai, body)
 
@@ -811,7 +818,7 @@ def test_a_chunks_own_loop_gives_what_parse_gives() -> None:
 
 
 def feed_head(n: int) -> bytes:
-    with gzip.open(shared_file(FEED)) as fh:
+    with open_feed() as fh:
         return b"".join(itertools.islice(fh, n))
 
 
@@ -862,14 +869,15 @@ def test_feed_msc_and_acm_codes_are_kept_as_given() -> None:
 
 
 def test_feed_cate_shape() -> None:
-    with gzip.open(shared_file(FEED)) as fh:
-        line = next(x for x in fh if b'"cate"' in x)
+    with open_feed() as fh:
+        # the first line of that shape with a comment
+        line = next(x for x in fh if b'"cate"' in x and b'"comment": null' not in x)
     (r,) = records(parse_all(arxiv_feed, line))
     d = orjson.loads(line)
-    assert r.source_id == d["id"] == "2303.14005"
-    assert r.categories == [d["cate"]] == ["cs.CV"]
-    assert r.extra["pdf"] == d["url"] == "http://arxiv.org/pdf/2303.14005v1"
-    assert r.comments == "Accepted by CVPR 2023" and r.feed_date == "2025-06-09"
+    assert r.source_id == d["id"] == "2506.05590"
+    assert r.categories == [d["cate"]] == ["stat.ML"]
+    assert r.extra["pdf"] == d["url"] == "http://arxiv.org/pdf/2506.05590v1"
+    assert r.comments == "42 Pages, 13 figures, 3 tables" and r.feed_date == "2025-06-09"
 
 
 def test_feed_bad_lines() -> None:

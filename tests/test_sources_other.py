@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from cassettes import bodies, exchanges
-from conftest import ROOT, shared_file
+from conftest import ROOT, feed_file, shared_file
 from paperdesk import normalize, sources
 from paperdesk.errors import ParseError, UnknownFormatError
 from paperdesk.model import SourceRecord
@@ -564,8 +564,8 @@ def test_parsers_read_pipes_and_gzip_streams(parser, rel: str) -> None:  # type:
 
 
 def _arxiv_heads() -> Iterator[tuple[str, bytes]]:
-    feed = shared_file("arxiv/daily-feed-2025-03-to-2026-04.jsonl.gz")
-    with gzip.open(feed) as fh:
+    feed = feed_file()
+    with feed.open("rb") as fh:
         yield feed.name, fh.read(64 * 1024)
     for rel in ("arxiv/abs", "arxiv/api-atom"):
         for p in sorted(shared_file(rel).rglob("*.*"))[:5]:

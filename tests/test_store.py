@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import io
 import sqlite3
 from itertools import islice
@@ -14,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import shared_file
+from conftest import open_feed, shared_file
 from paperdesk import normalize, sources
 from paperdesk.errors import NotFoundError
 from paperdesk.model import Author, SourceRecord, Version
@@ -237,7 +236,7 @@ def _parsed(fmt: str, data: bytes, origin: str) -> list[SourceRecord]:
 
 def _real_records() -> list[SourceRecord]:
     """Finished records of several real formats (feed, .abs, OpenReview) from shared data."""
-    with gzip.open(shared_file("arxiv/daily-feed-2025-03-to-2026-04.jsonl.gz"), "rb") as f:
+    with open_feed() as f:
         out = _parsed("arxiv-feed", b"".join(islice(f, 3000)), "feed")
     for path in sorted(shared_file("arxiv/abs").rglob("*.abs"))[:300]:
         out += _parsed("arxiv-abs", path.read_bytes(), str(path))

@@ -12,13 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import shared_file
+from conftest import feed_file
 from paperdesk import normalize, sources
 from paperdesk.ingest import ingest_paths
 from paperdesk.store import catalog, open_store
 from paperdesk.store.sqlite import payload_hash, prepare_row
 
-FEED = "arxiv/daily-feed-2025-03-to-2026-04.jsonl.gz"
 PAYLOADS = "SELECT id, record_rowid, sha256, format, origin, received_at, body FROM payloads"
 
 
@@ -34,7 +33,7 @@ def old_layout_db(db: Path, feed: Path, n: int) -> None:
     for name in ("001_records.sql", "002_record_categories.sql"):
         conn.executescript(folder.joinpath(name).read_text(encoding="utf-8"))
         conn.execute("INSERT INTO migrations VALUES (?, '2026-11-29T00:00:00Z')", (name,))
-    with gzip.open(feed, "rb") as f:
+    with feed.open("rb") as f:
         data = b"".join(islice(f, n))
     records = [r for r in sources.get("arxiv-feed").parse(io.BytesIO(data), str(feed))]
     conn.execute("BEGIN")
@@ -61,7 +60,7 @@ def test_payload_migrations_keep_every_payload(tmp_path: Path) -> None:
     """003 (the UNIQUE text hash replaced by an integer digest index) then 006 (payloads
     found by their record: the digest column and its index dropped) on a store of the
     first layout: every payload row byte for byte, and every payload still recognised."""
-    feed = shared_file(FEED)
+    feed = feed_file()
     db = tmp_path / "old.db"
     old_layout_db(db, feed, 400)
     with sqlite3.connect(db) as conn:
@@ -95,7 +94,7 @@ def test_payload_migrations_keep_every_payload(tmp_path: Path) -> None:
         # The upgraded store recognises every payload it holds: re-ingesting the same
         # records changes nothing, and new ones go in under the new key.
         src = tmp_path / "feed.jsonl.gz"
-        with gzip.open(feed, "rb") as f, gzip.open(src, "wb") as out:
+        with feed.open("rb") as f, gzip.open(src, "wb") as out:
             out.writelines(islice(f, 450))
         rep = ingest_paths(store, [src], workers=0)
         assert (rep.unchanged, rep.inserted, rep.updated) == (400, 50, 0)
@@ -136,7 +135,7 @@ def test_category_migration_keeps_every_code_and_every_answer(tmp_path: Path) ->
     """Migration 005 rebuilds `record_categories` keyed by code: the same rows (a record
     without a feed day gets ''), and the daily page's codes, the code counts and the
     newest records of a subject are what the old layout answered."""
-    feed = shared_file(FEED)
+    feed = feed_file()
     db = tmp_path / "old.db"
     old_layout_db(db, feed, 400)
     with sqlite3.connect(db) as conn:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import gzip
 import itertools
 import json
 
 import pytest
 
-from conftest import shared_file
+from conftest import open_feed, shared_file
 from paperdesk.subjects.taxonomy import code_scheme, load, split_categories
 
 
@@ -109,9 +108,8 @@ def test_split_handles_odd_inputs(tax):
 def test_real_feed_lists_split_cleanly(tax):
     """On real feed lines (the first 20k): every list yields a primary, no arXiv-looking
     code is left among the other codes, and ACM/MSC codes are recognised as such."""
-    path = shared_file("arxiv/daily-feed-2025-03-to-2026-04.jsonl.gz")
     schemes: dict[str, int] = {"acm": 0, "msc": 0, "other": 0}
-    with gzip.open(path, "rb") as fh:
+    with open_feed() as fh:
         for line in itertools.islice(fh, 20_000):
             rec = json.loads(line)
             cats = rec.get("categories") or rec.get("cate")

@@ -3,7 +3,6 @@ one (its title and abstract are markup that must render as text)."""
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
 
@@ -12,7 +11,7 @@ import pytest
 from lxml import etree
 from starlette.testclient import TestClient
 
-from conftest import shared_file
+from conftest import open_feed, shared_file
 from paperdesk.ingest import ingest_paths
 from paperdesk.resolve.authors import resolve_authors
 from paperdesk.resolve.works_run import resolve_works
@@ -29,7 +28,7 @@ HOSTILE_ABSTRACT = "<script>window.__pwned=1</script> We study $\\mathcal{O}(n^2
 def client(tmp_path_factory: pytest.TempPathFactory) -> TestClient:
     tmp = tmp_path_factory.mktemp("web")
     feed = tmp / "feed.jsonl"
-    with gzip.open(shared_file("arxiv/daily-feed-2025-03-to-2026-04.jsonl.gz"), "rb") as f:
+    with open_feed() as f:
         feed.write_bytes(b"".join(line for _, line in zip(range(600), f, strict=False)))
     hostile = tmp / "hostile.jsonl"
     hostile.write_text(json.dumps({
@@ -50,7 +49,7 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> TestClient:
 
 
 def feed_days(n: int = 600) -> list[str]:
-    with gzip.open(shared_file("arxiv/daily-feed-2025-03-to-2026-04.jsonl.gz"), "rt") as f:
+    with open_feed("rt") as f:
         return sorted({json.loads(line)["feed_date"] for _, line in zip(range(n), f, strict=False)})
 
 
