@@ -321,7 +321,9 @@ def test_cluster_block_respects_constraints() -> None:
     assert len(set(cluster_block(dist, cannot, 0.5, [[0, 1, 2]])[:3])) == 1
 
 
-def test_cli_author_curations_and_unknown_id(tmp_path: Path, openreview: LabelledSet) -> None:
+def test_cli_author_curations_and_unknown_id(
+    tmp_path: Path, openreview: LabelledSet, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import json
 
     from paperdesk.cli import main
@@ -343,9 +345,17 @@ def test_cli_author_curations_and_unknown_id(tmp_path: Path, openreview: Labelle
     merged = json.loads(res.output)["author_id"]
     log = json.loads(runner.invoke(main, [*base, "author", "curations", "--json"]).output)
     assert [(c["action"], c["who"]) for c in log] == [("merge", "ann")]
+    # the S2AND filtered list (11,850 lines, each pair in both orders), named explicitly: a
+    # checkout without ../shared next to it would otherwise take the wheel's shorter copy
+    monkeypatch.setenv(
+        "PAPERDESK_NAME_VARIANTS", str(shared_file("names/s2and_name_tuples_filtered.txt"))
+    )
+    authors_names.variant_pairs.cache_clear()
+    authors_names.first_names_relation.cache_clear()
     res = runner.invoke(main, [*base, "resolve", "--full", "--json"])
+    authors_names.variant_pairs.cache_clear()
+    authors_names.first_names_relation.cache_clear()
     assert res.exit_code == 0, res.output
-    # the shared S2AND list: 11,850 lines, each pair in both orders
     assert json.loads(res.stdout)["authors"]["nickname_pairs"] == 5_925
     assert "variant pairs" not in res.stderr
     again = json.loads(runner.invoke(main, [*base, "author", merged, "--json"]).output)
