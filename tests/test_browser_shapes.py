@@ -9,8 +9,6 @@ to test-artifacts/shapes-*.png."""
 from __future__ import annotations
 
 import shutil
-import threading
-import time
 from collections import deque
 from collections.abc import Iterator
 from typing import Any
@@ -19,9 +17,10 @@ import pytest
 
 import shapes_store
 import test_browser
+from loopback import serve
 from paperdesk import catalog
 from paperdesk.store import open_store
-from test_browser import ARTIFACTS, CHROMIUM, _free_port
+from test_browser import ARTIFACTS, CHROMIUM
 from test_export import cite_with_citeproc, parse_bib, parse_ris
 
 pytestmark = pytest.mark.browser
@@ -44,7 +43,7 @@ SKIP = ("/static", "/login", "/logout", "/openapi", ".json", ".atom", ".rss", "/
 def site() -> Iterator[tuple[str, dict[str, list[str]]]]:
     if not shutil.which(CHROMIUM):
         pytest.skip(f"no Chromium at {CHROMIUM}: `apt-get install chromium` (.ci/run does)")
-    uvicorn = pytest.importorskip("uvicorn")
+    pytest.importorskip("uvicorn")
     from paperdesk.web.app import WebSettings, create_app
 
     db = shapes_store.shared_db()
@@ -53,18 +52,8 @@ def site() -> Iterator[tuple[str, dict[str, list[str]]]]:
         for (wid,) in store.conn.execute("SELECT DISTINCT work_id FROM work_records ORDER BY 1"):
             fmt = catalog.paper(store, f"W{wid}")["records"][0]["format"]
             shapes.setdefault(fmt, []).append(f"W{wid}")
-    app = create_app(db, WebSettings(expensive_per_minute=1_000_000))
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    for _ in range(200):
-        if server.started:
-            break
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}", shapes
-    server.should_exit = True
-    thread.join(10)
+    with serve(create_app(db, WebSettings(expensive_per_minute=1_000_000))) as base:
+        yield base, shapes
 
 
 # the same headless Chromium as tests/test_browser.py (its `page` fixture, on this `site`)
