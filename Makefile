@@ -8,9 +8,6 @@ PIP     := $(VENV)/bin/pip
 PYTHON  ?= python3
 DB      ?= var/paperdesk.db
 STAMP   := $(VENV)/.installed
-# The compiled build of the ingest hot path (src/paperdesk/native.py), made into the venv when
-# a C compiler and the Python headers are there (else skipped: pure Python, slower ingest).
-NATIVE  := $(VENV)/.native-built
 # S2AND's given-name variant pairs (nicknames), taken from its wheel on PyPI without installing
 # it (see requirements-data.lock); author disambiguation reads it when ../shared/data is absent.
 NAMES   := $(VENV)/share/paperdesk/s2and_name_tuples_filtered.txt
@@ -42,22 +39,15 @@ $(NAMES): requirements-data.lock | $(STAMP)
 	$(PY) scripts/extract_from_wheel.py $(VENV)/downloads/s2and-*.whl s2and/data/s2and_name_tuples_filtered.txt $(NAMES)
 	rm -rf $(VENV)/downloads
 
-$(NATIVE): $(STAMP) $(wildcard src/paperdesk/normalize/*.py src/paperdesk/sources/*.py)
-	$(PY) -m paperdesk.native build $(VENV)/paperdesk-native --optional
-	touch $(NATIVE)
-
 # The first page needs the venv (with KaTeX) and the ingest only: the site is served as
 # soon as the ingest has committed and the later stages run behind it (scripts/demo.sh).
-# The names file is made first (the author stage reads it); the compiled hot path is built
-# at low priority beside the stages (pure Python ingests the first time, a little slower).
+# The names file is made first (the author stage reads it).
 demo: $(STAMP) $(NAMES)
-	PAPERDESK_DB=$(DB) PAPERDESK_DEMO_BESIDE="$(MAKE) -s $(NATIVE)" bash scripts/demo.sh
+	PAPERDESK_DB=$(DB) bash scripts/demo.sh
 
-# The suite runs the pure-Python modules (the reference); tests/test_native.py checks the
-# compiled build against them.
-test: $(STAMP) $(NATIVE) $(NAMES)
+test: $(STAMP) $(NAMES)
 	$(VENV)/bin/ruff check src tests bench
-	PAPERDESK_NATIVE=off $(VENV)/bin/pytest -q
+	$(VENV)/bin/pytest -q
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy

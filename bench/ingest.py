@@ -12,9 +12,6 @@
 Each ingest runs in a child process so its peak RSS (ru_maxrss) is its own.
 Prints one line per run: records, seconds, records/s, peak RSS MiB.
 
-The compiled build of the workers' hot path is used as the package finds it (see
-`paperdesk.native`: the environment's own build that `make` makes, or `PAPERDESK_NATIVE=DIR`;
-`PAPERDESK_NATIVE=off` times the pure-Python modules); the first line says which.
 """
 
 from __future__ import annotations
@@ -120,12 +117,8 @@ def main() -> None:
         sys.exit("--snapshot must lie outside --workdir (the workdir is emptied first)")
     shutil.rmtree(args.workdir, ignore_errors=True)
     args.workdir.mkdir(parents=True)
-    native = subprocess.run(
-        [sys.executable, "-c", "import paperdesk.native as n; print(n.active() or 'no')"],
-        capture_output=True, text=True, check=True,
-    ).stdout.strip()
     print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}; "
-          f"load average {os.getloadavg()[0]:.1f} at start; compiled build: {native}")
+          f"load average {os.getloadavg()[0]:.1f} at start")
 
     db = args.workdir / "feed.db"
     first = run(db, FEED)

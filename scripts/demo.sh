@@ -6,8 +6,6 @@
 # after a kill) only does what is left.
 # Data: $PAPERDESK_DEMO_DATA (files, space-separated), else the shared daily feed next to
 # the checkout, else a live harvest of the last days of arXiv (needs internet).
-# $PAPERDESK_DEMO_BESIDE: a command run at low priority beside the stages (the Makefile
-# builds the compiled ingest hot path there: it only speeds up later ingests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PD=".venv/bin/paperdesk"
@@ -26,10 +24,4 @@ else
     $PD harvest arxiv --set cs --from "$since"
 fi
 
-if [ -n "${PAPERDESK_DEMO_BESIDE:-}" ]; then
-    log="$(dirname "$PAPERDESK_DB")/demo-beside.log"
-    echo "paperdesk: also running \`$PAPERDESK_DEMO_BESIDE\` at low priority (log: $log)" >&2
-    # shellcheck disable=SC2086
-    nohup nice -n 19 $PAPERDESK_DEMO_BESIDE >"$log" 2>&1 </dev/null &
-fi
 exec $PD serve --host 127.0.0.1 --port "${PAPERDESK_PORT:-8000}" --background-stages

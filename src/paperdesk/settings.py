@@ -114,12 +114,6 @@ PROGRESS: Setting[bool | None] = Setting(
     "progress", _flag, _none, "auto",
     "progress bars on stderr: `1` always, `0` never, `auto` on a terminal outside CI",
 )
-NATIVE: Setting[str | None] = Setting(
-    "native", str, _none, "the environment's own build, if current",
-    "the compiled (mypyc) build of the per-record modules: `off`, or a build directory "
-    "(`python -m paperdesk.native build DIR`)",
-)
-
 # -- ingest --
 INGEST_BATCH: Setting[int] = Setting(
     "ingest_batch", _int(1), lambda: 2000, "2000",

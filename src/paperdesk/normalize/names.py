@@ -277,10 +277,8 @@ def _plain_parts(name: str) -> tuple[str, str | None, str] | None:
     `Anna Kochnev Goldstein`, `S. V. Jaya Chand`, `Yi-Fan Zhang` (97 % of the feed's
     names); None for any other.
 
-    One pass over the characters: compiled (`make` builds paperdesk.native), `ord(name[i])`
-    is a plain array read and a name costs a few hundred instructions, against ~4.4k for a
-    regular expression and ~3.7k for splitting it into words and testing each with string
-    methods. tests/test_normalize.py holds it equal to a regular expression of that shape
+    One pass over the characters, without building word lists.
+    tests/test_normalize.py holds it equal to a regular expression of that shape
     on every name of the feed and on generated text."""
     n = len(name)
     i = 0
@@ -359,8 +357,7 @@ def plain_name(name: str) -> tuple[str, str, str] | None:
 def parse_name(name: str) -> ParsedName:
     """Clean and split one name as a source wrote it.
 
-    A plain name (nearly all of arXiv's) by `plain_name`, which compiled costs less than a
-    hit in the cache would; the others through a cache (names recur: prolific authors are
+    A plain name (nearly all of arXiv's) by `plain_name`; the others through a cache (names recur: prolific authors are
     on thousands of records) to the rules.
     """
     plain = plain_name(name)
@@ -419,7 +416,7 @@ def parse_name_fully(name: str) -> ParsedName:
     """`parse_name` without the short path or the cache: every rule applied."""
     cleaned = clean_name(name)
     split_given, split_family, suffix = split_name(cleaned)
-    given: str | None = _tidy_part(split_given)  # annotated for mypyc (paperdesk.native)
+    given: str | None = _tidy_part(split_given)
     family: str | None = _tidy_part(split_family)
     if family is None and given is not None:
         family = given

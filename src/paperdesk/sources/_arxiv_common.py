@@ -45,7 +45,7 @@ def rfc2822_to_iso(text: str | None) -> str | None:
     parts = text.split()
     if len(parts) == 6 and parts[5] == "GMT":
         # arXiv's own spelling (`Apr`, ASCII digits): strings put together, no int
-        # conversion or number formatting (~2.5x fewer instructions with the compiled build)
+        # conversion or number formatting
         _, day, mon, year, hms, _ = parts
         month_text = _MONTH_TEXT.get(mon)
         if (

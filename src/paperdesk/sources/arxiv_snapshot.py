@@ -70,7 +70,6 @@ def _record(d: dict[str, Any], raw: bytes) -> SourceRecord:
             raise TypeError("each version needs a 'version' label string")
         versions.append(Version(label, rfc2822_to_iso(opt_str(v, "created"))))
     # `new_record`'s fields spelt out: a call with keywords, not a `**fields` dict
-    # (~6k instructions a record less with the compiled build)
     rec = SourceRecord(
         source="arxiv",
         source_id=aid,
