@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import io
-import pickle
 import random
 import subprocess
 import sys
@@ -66,8 +64,7 @@ def test_vectors_equal_sklearns_bit_for_bit() -> None:
 
 def test_rows_without_scipy_equal_the_sparse_path_bit_for_bit() -> None:
     """`count_rows` (one sort, numpy only) sums and orders as scipy's `sum_duplicates`;
-    `sublinear_rows` are the author features' vectors as built from `term_counts`; and the
-    helper's `serve_rows` hands the same arrays back through its pipes."""
+    and `sublinear_rows` are the author features' vectors as built from `term_counts`."""
     texts = _feed_texts(3000)
     ref = hashed_terms.term_counts(texts, DIM)
     rows = hashed_terms.count_rows(texts, DIM)
@@ -78,13 +75,6 @@ def test_rows_without_scipy_equal_the_sparse_path_bit_for_bit() -> None:
     rows = hashed_terms.sublinear_rows(texts, DIM)
     for a, b in zip(rows, (ref.indptr, ref.indices, ref.data), strict=True):
         assert np.array_equal(a, b)
-    out = io.BytesIO()
-    hashed_terms.serve_rows(io.BytesIO(pickle.dumps((texts, DIM))), out)
-    for a, b in zip(pickle.loads(out.getvalue()), rows, strict=True):
-        assert np.array_equal(a, b)
-    out = io.BytesIO()
-    hashed_terms.serve_rows(io.BytesIO(b""), out)  # nothing sent: nothing done
-    assert out.getvalue() == b""
     empty = hashed_terms.count_rows([], DIM)
     assert [len(a) for a in empty] == [1, 0, 0]
 

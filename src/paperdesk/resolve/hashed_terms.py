@@ -10,19 +10,16 @@ sum duplicates (sorting each row's columns). `l2_normalize` divides each row by 
 summed left to right, as sklearn's `normalize` does, so vectors (and what is stored of
 them) are bit for bit the same (checked against scikit-learn in the tests).
 
-The module imports numpy only (scipy where a function builds a sparse matrix): an
-incremental day vectorises its new texts in a freshly started helper process
-(`serve_rows`), whose start-up would otherwise be mostly `scipy.sparse`'s import.
+The module imports numpy only (scipy where a function builds a sparse matrix), so an
+incremental day's start-up does not pay for `scipy.sparse`'s import.
 """
 
 from __future__ import annotations
 
-import pickle
 import re
-import sys
 from collections.abc import Sequence
 from itertools import chain, filterfalse
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -175,20 +172,6 @@ def sublinear_rows(texts: Sequence[str], n_features: int) -> Rows:
     data = 1.0 + np.log(data)
     normalize_rows(indptr, data)
     return indptr, cols, data
-
-
-def serve_rows(stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
-    """A helper process's main: read `(texts, n_features)` pickled from `stdin`, write
-    their `sublinear_rows` pickled to `stdout`. Nothing (the caller closed the pipe
-    without sending): exit."""
-    stdin = stdin or sys.stdin.buffer
-    stdout = stdout or sys.stdout.buffer
-    data = stdin.read()
-    if not data:
-        return
-    texts, n_features = pickle.loads(data)
-    pickle.dump(sublinear_rows(texts, n_features), stdout, protocol=pickle.HIGHEST_PROTOCOL)
-    stdout.flush()
 
 
 def l2_normalize(x: sparse.csr_matrix, chunk: int = 4096) -> sparse.csr_matrix:
