@@ -23,7 +23,7 @@ from paperdesk.store import open_store
 
 DATA = Path(__file__).parent / "data" / "shapes"
 BIB_FIELDS = {"title", "author", "year", "journal", "booktitle", "howpublished", "volume",
-              "number", "pages", "publisher", "eprint", "archivePrefix", "primaryClass", "doi",
+              "number", "pages", "publisher", "eprint", "archivePrefix", "eprinttype", "primaryClass", "doi",
               "url", "note"}
 RIS_KEYS = {"type_of_reference", "title", "authors", "year", "date", "secondary_title",
             "volume", "number", "start_page", "doi", "name_of_database", "accession_number",
@@ -88,6 +88,7 @@ def test_preprints_are_misc_the_way_arxiv_writes_them() -> None:
         bib, ris, csl, cited = check_all(work)
         assert bib["type"] == "misc" and bib["key"] == cite_key(work)
         assert bib["eprint"] == work["arxiv_id"] and bib["archivePrefix"] == "arXiv"
+        assert bib["eprinttype"] == "arXiv"
         assert bib["primaryClass"] == work["subjects"][0]["code"]
         assert bib["url"] == f"https://arxiv.org/abs/{work['arxiv_id']}"
         assert "journal" not in bib and bib["author"].count(" and ") == len(work["authors"]) - 1

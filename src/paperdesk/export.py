@@ -254,7 +254,9 @@ def to_bibtex(work: dict[str, Any]) -> str:
         if what.get(key):
             fields.append(("number" if key == "issue" else key, _bib_escape(what[key])))
     if arxiv:
-        fields += [("eprint", arxiv), ("archivePrefix", "arXiv")]
+        # archivePrefix is arXiv's own spelling (BibTeX); eprinttype is biblatex's, the one
+        # Zotero's BibTeX import reads (it keeps the id as `arXiv: ID` in Extra).
+        fields += [("eprint", arxiv), ("archivePrefix", "arXiv"), ("eprinttype", "arXiv")]
         primary = _primary_class(work)
         if primary:
             fields.append(("primaryClass", primary))
