@@ -29,7 +29,6 @@ from isal import igzip, isal_zlib
 
 from paperdesk import ingest_pool, normalize, settings, sources
 from paperdesk.errors import ParseError
-from paperdesk.gcpause import gc_paused
 from paperdesk.model import SourceRecord
 from paperdesk.progress import progress
 from paperdesk.store.base import PutResult, Reject
@@ -271,10 +270,9 @@ def _serial_batches(
     seen = 0
 
     def prep() -> list[Row | Reject | str]:
-        with gc_paused():
-            return prepare_batch(
-                batch, store.known_payloads, origin=origin, first_record_no=seen - len(batch) + 1
-            )
+        return prepare_batch(
+            batch, store.known_payloads, origin=origin, first_record_no=seen - len(batch) + 1
+        )
 
     try:
         for item in _guarded(items, origin):
@@ -372,11 +370,6 @@ def ingest_file(
         with (
             progress(total=size, desc=path.name[:30], unit="B", unit_scale=True) as bar,
             store.background_checkpoints(),
-            # The collector stays off for the whole loop, not only around each write: the
-            # pool's result thread unpickles the next batches (~30k objects each) meanwhile,
-            # and every gap with it on set off a pass over them (36-60 passes, ~1.5 µs a
-            # record of the feed). The loop makes no reference cycles.
-            gc_paused(),
         ):
             try:
                 for n, prepared in batches:

@@ -25,7 +25,6 @@ from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from paperdesk.gcpause import gc_paused
 from paperdesk.resolve import authors_context, authors_stream
 from paperdesk.resolve import authors_samples as samples
 from paperdesk.resolve import authors_write as aw
@@ -247,15 +246,10 @@ def _context(
 def resolve_authors(
     store: SQLiteStore, *, full: bool = False, model: PairModel | None = None
 ) -> AuthorStats:
-    """Attribute new and changed records' signatures to profiles (see the module doc).
-
-    An incremental run has the cyclic garbage collector off: reference counting frees
-    what it allocates (a 1M store's day peaks at the same 0.81 GiB either way), and the
-    collector's passes over everything the process holds were ~3.5 s of that day's
-    author stage (niced dev runs); a full run keeps it."""
+    """Attribute new and changed records' signatures to profiles (see the module doc)."""
     model = model or default_model()
     runs_full = _runs_full(store, full, model)
-    with gc_paused(not runs_full), ExitStack() as aside:
+    with ExitStack() as aside:
         # Beside this run's reads, another process checkpoints what the works stage left in
         # the WAL (not in our commit) and folds the deltas of earlier days once they have
         # grown (migration 041; a full run rewrites everything anyway).

@@ -26,7 +26,6 @@ from typing import Any
 
 import numpy as np
 
-from paperdesk.gcpause import gc_paused
 from paperdesk.resolve.blocking import LshIndex
 from paperdesk.resolve.cluster import Clusterer
 from paperdesk.resolve.pairs import MATCH_THRESHOLD
@@ -88,15 +87,9 @@ def resolve_works(
     full run.
 
     `in_memory`: hold the stored LSH keys in memory for the run (default: when at least
-    PARALLEL_MIN records are to resolve; loading them costs more than a small run saves).
-
-    An incremental run has the cyclic garbage collector off: reference counting frees
-    what it allocates, and the collector's passes over everything the process holds were
-    ~1 s of the works stage of a 1M store's day (niced dev runs); a full run keeps it,
-    to be safe over its long life."""
+    PARALLEL_MIN records are to resolve; loading them costs more than a small run saves)."""
     full = full or store.derived_format("works") != FORMAT
-    with gc_paused(not full):
-        report = _resolve_works(store, full, batch_size, threshold, workers, in_memory, progress)
+    report = _resolve_works(store, full, batch_size, threshold, workers, in_memory, progress)
     if full:
         store.set_derived_format("works", FORMAT)
     return report

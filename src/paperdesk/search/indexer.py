@@ -23,7 +23,6 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from paperdesk.gcpause import gc_paused
 from paperdesk.model import SourceRecord
 from paperdesk.progress import progress
 from paperdesk.search.document import SearchDoc, doc_from_records, index_text
@@ -224,8 +223,7 @@ def update_index(
     ix = index or SearchIndex(store, embedder=embedder)
     report = IndexReport()
     try:
-        with gc_paused():
-            _keyword_phase(ix, report, show_progress)
+        _keyword_phase(ix, report, show_progress)
         ix.keyword.close()
         ix.write_meta(embedder=ix.embedder_name)
         if embed and ix.semantic_available():
