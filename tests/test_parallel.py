@@ -1,4 +1,4 @@
-"""`paperdesk.parallel.map_batches`: the pool gives exactly the serial results, in order, and
+"""`paperdesk.parallel.map_batches` and `fork_map`: the pool gives exactly the serial results, in order, and
 errors come out where they happened, as themselves."""
 
 from __future__ import annotations
@@ -149,3 +149,21 @@ def test_workers_end_when_their_parent_is_killed() -> None:
     while time.monotonic() < deadline and any(_alive(p) for p in pids):
         time.sleep(0.1)
     assert not any(_alive(p) for p in pids)
+
+
+def _scaled(k: int) -> tuple[int, int]:
+    """k times the shared factor, and the worker's pid."""
+    factor: int = parallel.shared()["factor"]
+    return k * factor, os.getpid()
+
+
+@pytest.mark.skipif(not parallel.can_fork(), reason="no fork on this platform")
+def test_fork_map_shares_state_and_keeps_the_order() -> None:
+    state = {"factor": 7, "big": list(range(100_000))}
+    got = parallel.fork_map(_scaled, range(12), state=state, processes=2)
+    assert [v for v, _ in got] == [7 * k for k in range(12)]
+    assert os.getpid() not in {pid for _, pid in got}  # computed in forked workers
+    serial = parallel.fork_map(_scaled, range(12), state=state, processes=1)
+    assert serial == [(7 * k, os.getpid()) for k in range(12)]
+    assert parallel.shared() is None  # cleared after the call
+    assert parallel.fork_map(_scaled, [3], state=state, processes=2) == [(21, os.getpid())]

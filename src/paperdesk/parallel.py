@@ -28,6 +28,11 @@ threads. Starting them costs each its imports (~0.5 s of CPU), so callers use th
 inputs big enough to pay for that and pass `workers=1` (or small inputs) otherwise.
 `initializer(*initargs)` runs once in each worker (e.g. to open a read-only connection),
 and once in this process before the serial path, so `fn` finds the same state either way.
+
+The one exception is `fork_map`, for the author stage: its workers need large read-only
+state (a million signatures' arrays, name statistics, the pair model) that costs more to
+pickle than the work it feeds, so they are forked and read it copy-on-write through
+`shared()`. A forked worker must not use the parent's connections: it opens its own.
 """
 
 from __future__ import annotations
@@ -99,6 +104,38 @@ def map_batches(
     if broken is not None:
         raise broken
     yield from map(fn, it)
+
+
+def can_fork() -> bool:
+    """Whether `fork_map` can fork here (not on platforms without `fork`)."""
+    return "fork" in mp.get_all_start_methods()
+
+
+_SHARED: Any = None
+
+
+def shared() -> Any:
+    """The `state` of the `fork_map` call running this worker (or this process)."""
+    return _SHARED
+
+
+def fork_map(
+    fn: Callable[[T], R], items: Iterable[T], *, state: Any, processes: int | None = None
+) -> list[R]:
+    """`[fn(item) for item in items]`, computed by `processes` workers (default
+    `settings.WORKERS`) forked from this process, where `shared()` returns `state`; in this
+    process, with the same results, for one worker, one item, or no `fork`."""
+    global _SHARED
+    n = workers() if processes is None else processes
+    todo = list(items)
+    _SHARED = state
+    try:
+        if n > 1 and len(todo) > 1 and can_fork():
+            with mp.get_context("fork").Pool(min(n, len(todo))) as pool:
+                return pool.map(fn, todo, chunksize=1)
+        return [fn(x) for x in todo]
+    finally:
+        _SHARED = None
 
 
 def _pooled(

@@ -19,8 +19,6 @@ each worker vectorises the new texts of its blocks, #16.)
 from __future__ import annotations
 
 import itertools
-import multiprocessing as mp
-import os
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -30,6 +28,7 @@ import numpy as np
 import orjson
 from scipy import sparse
 
+from paperdesk import parallel
 from paperdesk.resolve import authors_samples as samples
 from paperdesk.resolve.authors_cluster import UnionFind
 from paperdesk.resolve.authors_disambiguate import Constraints, disambiguate
@@ -235,15 +234,12 @@ class _Part:
     compared: int
 
 
-_JOB: (
-    tuple[
-        str, dict[str, list[Unit]], set[str], UnitBuilder, int, Constraints, PairModel,
-        NameStats,
-    ]
-    | None
-) = None
-"""What forked workers inherit: (store path, pending units by block, changed records,
-builder, stored signatures, curation constraints, model, the store's name statistics)."""
+_Job = tuple[
+    str, dict[str, list[Unit]], set[str], UnitBuilder, int, Constraints, PairModel, NameStats
+]
+"""What the workers share (`parallel.fork_map`): (store path, pending units by block,
+changed records, builder, stored signatures, curation constraints, model, the store's name
+statistics)."""
 
 _CONN: Any = None
 """A worker's own read-only connection (a forked worker must not use its parent's)."""
@@ -251,8 +247,8 @@ _CONN: Any = None
 
 def _solve_part(blocks: list[str]) -> _Part:
     global _CONN
-    assert _JOB is not None
-    path, pending_of, changed, builder, stored, cons, model, stats = _JOB
+    job: _Job = parallel.shared()
+    path, pending_of, changed, builder, stored, cons, model, stats = job
     if _CONN is None:
         _CONN = stage.reader(path)
     pending = [u.rep for b in blocks for u in pending_of[b]]
@@ -294,9 +290,7 @@ def can_solve_day(path: str, pending: Collection[Unit]) -> bool:
 
 def _workers_possible(path: str) -> bool:
     """A store file (workers open their own connections), fork, and two cores."""
-    if path == ":memory:" or "fork" not in mp.get_all_start_methods():
-        return False
-    return min(2, os.cpu_count() or 1) >= 2
+    return path != ":memory:" and parallel.can_fork() and parallel.workers() >= 2
 
 
 def solve_day(
@@ -308,25 +302,21 @@ def solve_day(
     stored: int,
     cons: Constraints,
     model: PairModel,
-    processes: int = 2,
+    processes: int | None = None,
 ) -> Solved | None:
     """Read, score and cluster the blocks of the `pending` units (none re-clustered) in
     `processes` forked workers, a share of blocks at a time. Blocks that a must-link
     curation joins go to one share; None where the shares still reach into each other
     (a curated profile's member in a block of another share): the one-process path then
     runs instead, since those blocks are clustered together."""
-    global _JOB
+    n = parallel.workers() if processes is None else processes
     pending_of: dict[str, list[Unit]] = defaultdict(list)
     for u in pending:
         pending_of[u.rep.block].append(u)
-    shares = _shares(conn, sorted(pending_of), pending, cons, processes * PARTS_PER_WORKER)
+    shares = _shares(conn, sorted(pending_of), pending, cons, n * PARTS_PER_WORKER)
     stats = name_stats(conn, builder, stored)
-    _JOB = (path, pending_of, changed, builder, stored, cons, model, stats)
-    try:
-        with mp.get_context("fork").Pool(processes) as pool:
-            parts = pool.map(_solve_part, shares, chunksize=1)
-    finally:
-        _JOB = None
+    job: _Job = (path, pending_of, changed, builder, stored, cons, model, stats)
+    parts = parallel.fork_map(_solve_part, shares, state=job, processes=n)
     share_of: dict[str, int] = {}
     for k, p in enumerate(parts):
         for b in p.blocks:

@@ -7,8 +7,6 @@ in docs/benchmarks.md measure exactly the code that runs.
 
 from __future__ import annotations
 
-import multiprocessing as mp
-import os
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -17,6 +15,7 @@ from itertools import chain
 import numpy as np
 from scipy import sparse
 
+from paperdesk import parallel
 from paperdesk.resolve.authors_cluster import UnionFind, cluster_block
 from paperdesk.resolve.authors_features import Signature, text_vectors
 from paperdesk.resolve.authors_model import PairModel, default_model
@@ -254,16 +253,16 @@ def _solve_into(
 PARALLEL_MIN = 50_000
 """Signatures from which `disambiguate` spreads the blocks over worker processes."""
 
-_JOB: tuple[Sequence[Signature], sparse.csr_matrix, PairModel, Constraints, float] | None = None
-"""What forked workers inherit (set just before the pool starts, cleared after)."""
+_Job = tuple[Sequence[Signature], sparse.csr_matrix, PairModel, Constraints, float]
+"""What the workers share (`parallel.fork_map`)."""
 
 
 def _solve_part(blocks: list[list[int]]) -> dict[int, str]:
     """Labels of a run of blocks. The worker builds the signature arrays of just these
     blocks' members (the codes only have to be equal where the values are, within a
     block), so the parent does not build them for all signatures first."""
-    assert _JOB is not None
-    sigs, vectors, model, cons, t = _JOB
+    job: _Job = parallel.shared()
+    sigs, vectors, model, cons, t = job
     members = np.unique(np.concatenate([np.asarray(b, dtype=np.int64) for b in blocks]))
     local = [sigs[i] for i in members.tolist()]
     where = {g: k for k, g in enumerate(members.tolist())}
@@ -301,23 +300,18 @@ def disambiguate(
     blocks are scored and clustered by `processes` forked workers (default: one per
     core, at most 2); each block's labels depend only on the block, so the result is
     the same either way."""
-    global _JOB
     model = model or default_model()
     cons = constraints or Constraints()
     t = model.threshold if threshold is None else threshold
     vectors = text_vectors(sigs) if vectors is None else vectors.tocsr()
     blocks = block_groups(sigs, cons.must)
     labels = [""] * len(sigs)
-    n = processes or min(2, os.cpu_count() or 1)
-    if n > 1 and len(sigs) >= PARALLEL_MIN and "fork" in mp.get_all_start_methods():
-        _JOB = (sigs, vectors, model, cons, t)
-        try:
-            with mp.get_context("fork").Pool(n) as pool:
-                for part in pool.imap_unordered(_solve_part, _parts(blocks, 8 * n)):
-                    for i, lab in part.items():
-                        labels[i] = lab
-        finally:
-            _JOB = None
+    n = processes or parallel.workers()
+    if n > 1 and len(sigs) >= PARALLEL_MIN and parallel.can_fork():
+        job: _Job = (sigs, vectors, model, cons, t)
+        for part in parallel.fork_map(_solve_part, _parts(blocks, 8 * n), state=job, processes=n):
+            for i, lab in part.items():
+                labels[i] = lab
         return labels
     arr = sig_arrays(sigs, vectors, cons.fixed)
     single = _single_new(sigs, blocks, cons)

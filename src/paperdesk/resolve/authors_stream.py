@@ -13,8 +13,6 @@ blocks, sub-blocks, labels, profile ids — is exactly the serial run's.
 
 from __future__ import annotations
 
-import multiprocessing as mp
-import os
 import tempfile
 from collections import Counter
 from collections.abc import Iterator
@@ -25,6 +23,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
+from paperdesk import parallel
 from paperdesk.resolve.authors_features import text_vectors
 from paperdesk.resolve.authors_units import Unit, UnitBuilder
 from paperdesk.store.sqlite import SQLiteStore
@@ -79,13 +78,13 @@ class Streamed:
         self.tmp.cleanup()
 
 
-_JOB: tuple[str, int, set[str], int, str] | None = None
-"""What forked workers inherit: (store path, since, solo, workers, stage dir)."""
+_Job = tuple[str, int, set[str], int, str]
+"""What the workers share (`parallel.fork_map`): (store path, since, solo, workers, stage dir)."""
 
 
 def _stream_part(k: int) -> Part:
-    assert _JOB is not None
-    path, since, solo, n, stage_dir = _JOB
+    job: _Job = parallel.shared()
+    path, since, solo, n, stage_dir = job
     builder = UnitBuilder(solo)
     opened: list[tuple[int, int]] = []
     rows: list[Any] = []
@@ -120,24 +119,20 @@ def _stream_part(k: int) -> Part:
 
 def can_stream(store: SQLiteStore, since: int) -> bool:
     """A full run over a store file large enough to be worth the workers."""
-    if since != 0 or store.path == ":memory:" or "fork" not in mp.get_all_start_methods():
+    if since != 0 or store.path == ":memory:" or not parallel.can_fork():
         return False
-    if min(2, os.cpu_count() or 1) < 2:
+    if parallel.workers() < 2:
         return False
     return store.count_records() >= STREAM_MIN
 
 
-def stream(store: SQLiteStore, solo: set[str], processes: int = 2) -> Streamed:
+def stream(store: SQLiteStore, solo: set[str], processes: int | None = None) -> Streamed:
     """Every record into units, in `processes` forked workers (see the module doc)."""
-    global _JOB
+    n = parallel.workers() if processes is None else processes
     tmp = tempfile.TemporaryDirectory(prefix="paperdesk-authors-", dir=Path(store.path).parent)
     try:
-        _JOB = (store.path, 0, solo, processes, tmp.name)
-        try:
-            with mp.get_context("fork").Pool(processes) as pool:
-                parts = pool.map(_stream_part, range(processes), chunksize=1)
-        finally:
-            _JOB = None
+        job: _Job = (store.path, 0, solo, n, tmp.name)
+        parts = parallel.fork_map(_stream_part, range(n), state=job, processes=n)
         return _merge(parts, solo, tmp)
     except BaseException:
         tmp.cleanup()

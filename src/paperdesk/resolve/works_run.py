@@ -15,17 +15,16 @@ transaction a batch with the run's checkpoint in it.
 
 from __future__ import annotations
 
-import multiprocessing
-import os
 import time
-from collections import Counter, defaultdict, deque
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import asdict, dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
 
+from paperdesk import parallel
 from paperdesk.resolve.blocking import LshIndex
 from paperdesk.resolve.cluster import Clusterer
 from paperdesk.resolve.pairs import MATCH_THRESHOLD
@@ -123,7 +122,7 @@ def _resolve_works(
     if not full:
         _backfill_docs(store)
     todo = works.count_changed(after)
-    nproc = workers if workers is not None else min(2, os.cpu_count() or 1)
+    nproc = workers if workers is not None else parallel.workers()
     if workers is None and todo < PARALLEL_MIN:
         nproc = 1  # starting worker processes costs more than a small run
     run = Run({}, works.redirects())
@@ -156,21 +155,12 @@ def _prepared(
     works: WorkRepository, after: int, batch_size: int, workers: int, threshold: float
 ) -> Iterator[Prepared]:
     """Prepared batches in order; with `workers` > 1 the next batches are prepared in
-    other processes (one batch each) while this one resolves the current batch."""
+    other processes (`parallel.map_batches`, one batch ahead each) while this one resolves
+    the current batch."""
     raw = works.changed_rows(after, batch_size)
-    if workers <= 1:
-        for rows in raw:
-            yield prepare(rows, threshold)
-        return
-    ctx = multiprocessing.get_context("spawn")  # no fork of an open database connection
-    with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
-        pending: deque[Future[Prepared]] = deque()
-        for rows in raw:
-            pending.append(pool.submit(prepare, rows, threshold))
-            if len(pending) > workers:
-                yield pending.popleft().result()
-        while pending:
-            yield pending.popleft().result()
+    yield from parallel.map_batches(
+        partial(prepare, threshold=threshold), raw, processes=workers, ahead=1
+    )
 
 
 def fold_lsh(store: Store) -> int:
