@@ -122,3 +122,25 @@ def build_store(tmp: Path, records: list[dict[str, Any]] | None = None, *,
         resolve_authors(store)
         update_index(store, embed=False, show_progress=False)
     return db
+
+
+def feed_store(tmp: Path, lines: int = 300) -> Path:
+    """A resolved, keyword-indexed store of the committed feed's first `lines` lines (the
+    desk's HTTP, feed and browser tests)."""
+    from itertools import islice
+
+    from conftest import open_feed
+    from paperdesk.ingest import ingest_paths
+    from paperdesk.resolve.works_run import resolve_works
+    from paperdesk.search.indexer import update_index
+    from paperdesk.store import open_store
+
+    feed = tmp / "feed.jsonl"
+    with open_feed() as f:
+        feed.write_bytes(b"".join(islice(f, lines)))
+    db = tmp / "p.db"
+    with open_store(db) as store:
+        ingest_paths(store, [feed], workers=0)
+        resolve_works(store)
+        update_index(store, embed=False, show_progress=False)
+    return db

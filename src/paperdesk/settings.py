@@ -194,6 +194,35 @@ BASE_URL: Setting[str | None] = Setting(
 )
 
 
+# -- the personal desk --
+SIGNUP: Setting[bool | None] = Setting(
+    "signup", _flag, lambda: False, "`off`",
+    "`on`: anyone may make an account at `/signup` (accounts are otherwise made with "
+    "`paperdesk user add`)",
+)
+SMTP_HOST: Setting[str] = Setting(
+    "smtp_host", str, lambda: "127.0.0.1", "`127.0.0.1`",
+    "the SMTP server `paperdesk digest` sends through",
+)
+SMTP_PORT: Setting[int] = Setting(
+    "smtp_port", _int(1), lambda: 25, "25", "its port",
+)
+SMTP_FROM: Setting[str] = Setting(
+    "smtp_from", str, lambda: "paperdesk@localhost", "`paperdesk@localhost`",
+    "the digest's From address",
+)
+SMTP_STARTTLS: Setting[bool | None] = Setting(
+    "smtp_starttls", _flag, lambda: False, "`off`",
+    "`on`: upgrade the SMTP connection with STARTTLS before sending",
+)
+SMTP_USER: Setting[str | None] = Setting(
+    "smtp_user", str, _none, "unset (no login)",
+    "SMTP login name (the password is `PAPERDESK_SMTP_PASSWORD`)",
+)
+SMTP_PASSWORD: Setting[str | None] = Setting(
+    "smtp_password", str, _none, "unset", "SMTP password",
+)
+
 def markdown_table() -> str:
     """The table of docs/settings.md."""
     lines = ["| variable | default | meaning |", "|---|---|---|"]

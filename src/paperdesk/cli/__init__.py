@@ -57,6 +57,13 @@ def emit_jsonl(data: Any) -> None:
     sys.stdout.flush()
 
 
+def read_password(from_stdin: bool) -> str:
+    """A new password: one line of standard input, or typed twice at a hidden prompt."""
+    if from_stdin:
+        return sys.stdin.readline().rstrip("\n")
+    return str(click.prompt("Password", hide_input=True, confirmation_prompt=True))
+
+
 def handle_errors(fn: F) -> F:
     """Map PaperdeskError to a clear message on stderr and an exit code."""
 
@@ -77,7 +84,7 @@ def handle_errors(fn: F) -> F:
 pass_ctx = click.make_pass_decorator(Ctx)
 
 
-_AREAS = ("records", "harvest", "works", "authors", "subjects", "search", "web")
+_AREAS = ("records", "harvest", "works", "authors", "subjects", "search", "web", "desk")
 """Command modules, one per area (`cli/<area>.py`); a module still being written is simply
 absent."""
 
@@ -89,6 +96,9 @@ AREA_OF = {
     "subjects": "subjects", "classify": "subjects",
     "search": "search", "related": "search", "similar": "search", "reindex": "search",
     "serve": "web", "curator": "web",
+    "user": "desk", "library": "desk", "recommend": "desk", "feedback": "desk",
+    "follow": "desk", "unfollow": "desk", "saved-search": "desk", "feed-token": "desk",
+    "digest": "desk",
 }  # fmt: skip
 """The area module that defines each command (a test checks it against the modules)."""
 

@@ -77,15 +77,10 @@ def curator() -> None:
 @handle_errors
 def curator_add(ctx: Ctx, username: str, password_stdin: bool) -> None:
     """Create a curator account, or reset its password."""
-    import sys
-
+    from paperdesk.cli import read_password
     from paperdesk.store.curators import add_curator
 
-    if password_stdin:
-        password = sys.stdin.readline().rstrip("\n")
-    else:
-        password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
-    add_curator(ctx.store, username, password)
+    add_curator(ctx.store, username, read_password(password_stdin))
     click.echo(f"curator {username} can now sign in at /login", err=True)
 
 

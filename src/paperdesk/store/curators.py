@@ -1,6 +1,14 @@
-"""Curator accounts (scrypt-hashed passwords) for signing in to apply corrections, and
-their web sessions: a random token in the cookie, its sha256 here, so that signing out, a
-password change or a reset ends a session wherever its cookie was copied to."""
+"""User accounts: scrypt-hashed passwords, roles and web sessions (issue 20).
+
+Every account is a user with a desk (library, recommendations, feeds); accounts with the
+`curator` role may also apply corrections. Passwords are hashed with scrypt (memory-hard:
+n=2^14, r=8 takes 16 MiB per guess) with a per-account salt. A web session is a random
+token in the cookie and its sha256 in the store, so that signing out, a password change
+or a reset ends a session wherever its cookie was copied to. The SQL is the desk
+repository's (`store.desk`, `store/desk_base.py`); this module holds the rules.
+
+The old names (`add_curator`, `list_curators`) stay: they make or reset curator accounts.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +16,18 @@ import hashlib
 import hmac
 import re
 import secrets
+from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
-from paperdesk.errors import PaperdeskError
-from paperdesk.store.sqlite import SQLiteStore, now
+from paperdesk.errors import NotFoundError, PaperdeskError
+from paperdesk.store.base import now
+from paperdesk.store.sqlite import SQLiteStore
 
 _N, _R, _P = 2**14, 8, 1
 USERNAME = re.compile(r"^[A-Za-z0-9_.@-]{1,64}$")
+ROLES = ("user", "curator")
+MIN_PASSWORD = 10
 
 
 def hash_password(password: str, salt: bytes | None = None) -> str:
@@ -34,35 +47,84 @@ def verify_password(password: str, stored: str) -> bool:
     return hmac.compare_digest(got.hex(), digest)
 
 
-def add_curator(store: SQLiteStore, username: str, password: str) -> None:
-    """Create or reset an account (a password of at least 10 characters)."""
-    if not USERNAME.match(username):
+def check_username(username: str) -> str:
+    if not USERNAME.match(username or ""):
         raise PaperdeskError("usernames are 1-64 letters, digits or . _ @ -")
-    if len(password) < 10:
-        raise PaperdeskError("passwords must have at least 10 characters")
+    return username
+
+
+def check_password(password: str) -> str:
+    if len(password) < MIN_PASSWORD:
+        raise PaperdeskError(f"passwords must have at least {MIN_PASSWORD} characters")
+    if len(password) > 1024:
+        raise PaperdeskError("passwords are limited to 1024 characters")
+    return password
+
+
+def add_user(store: SQLiteStore, username: str, password: str, role: str = "user") -> None:
+    """Create an account; raises PaperdeskError when the name is taken."""
+    check_username(username)
+    check_password(password)
+    if role not in ROLES:
+        raise PaperdeskError(f"role must be one of {', '.join(ROLES)}")
+    if not store.desk.create_user(username, hash_password(password), role, now()):
+        raise PaperdeskError(f"user {username!r} exists (use `paperdesk user password` to reset it)")
+
+
+def set_password(store: SQLiteStore, username: str, password: str) -> None:
+    """A new password; every session signed in with the old one ends."""
+    check_password(password)
+    if not store.desk.set_password(username, hash_password(password)):
+        raise NotFoundError(f"no user {username!r}")
+
+
+def set_role(store: SQLiteStore, username: str, role: str) -> None:
+    if role not in ROLES:
+        raise PaperdeskError(f"role must be one of {', '.join(ROLES)}")
+    if not store.desk.set_role(username, role):
+        raise NotFoundError(f"no user {username!r}")
+
+
+def remove_user(store: SQLiteStore, username: str) -> None:
+    """The account and all of its desk: library, own records, feedback, feeds, sessions."""
+    if not store.desk.remove_user(username):
+        raise NotFoundError(f"no user {username!r}")
+
+
+def list_users(store: SQLiteStore) -> list[dict[str, Any]]:
+    return [asdict(u) for u in store.desk.users()]
+
+
+def role_of(store: SQLiteStore, username: str) -> str | None:
+    user = store.desk.user(username)
+    return None if user is None else user.role
+
+
+def add_curator(store: SQLiteStore, username: str, password: str) -> None:
+    """Create a curator account, or reset an existing account's password and make it a
+    curator (what `paperdesk curator add` always did)."""
+    check_username(username)
+    check_password(password)
     with store.transaction():
-        store.conn.execute(
-            "INSERT INTO curators (username, password_hash, created_at) VALUES (?, ?, ?)"
-            " ON CONFLICT(username) DO UPDATE SET password_hash = excluded.password_hash",
-            (username, hash_password(password), now()),
-        )
-        # A new password ends every session signed in with the old one.
-        store.conn.execute("DELETE FROM curator_sessions WHERE username = ?", (username,))
-
-
-def check_login(store: SQLiteStore, username: str, password: str) -> bool:
-    row = store.conn.execute(
-        "SELECT password_hash FROM curators WHERE username = ?", (username,)
-    ).fetchone()
-    if row is None:
-        hash_password(password)  # same time as a real check: no user enumeration by timing
-        return False
-    return verify_password(password, row[0])
+        if not store.desk.create_user(username, hash_password(password), "curator", now()):
+            store.desk.set_password(username, hash_password(password))
+            store.desk.set_role(username, "curator")
 
 
 def list_curators(store: SQLiteStore) -> list[dict[str, str]]:
-    rows = store.conn.execute("SELECT username, created_at FROM curators ORDER BY username")
-    return [{"username": u, "created_at": t} for u, t in rows]
+    return [{"username": u.username, "created_at": u.created_at}
+            for u in store.desk.users() if u.role == "curator"]
+
+
+_DUMMY = hash_password("not a password of anyone", b"\0" * 16)
+
+
+def check_login(store: SQLiteStore, username: str, password: str) -> bool:
+    stored = store.desk.password_hash(username)
+    if stored is None:
+        verify_password(password, _DUMMY)  # same time as a real check: no user enumeration
+        return False
+    return verify_password(password, stored)
 
 
 def _token_hash(token: str) -> str:
@@ -77,26 +139,16 @@ def start_session(store: SQLiteStore, username: str, max_age: int) -> str:
     """A new session for `username` lasting `max_age` seconds: the token for its cookie."""
     token = secrets.token_urlsafe(32)
     at = datetime.now(UTC)
-    with store.transaction():
-        store.conn.execute("DELETE FROM curator_sessions WHERE expires_at < ?", (_stamp(at),))
-        store.conn.execute(
-            "INSERT INTO curator_sessions (token_hash, username, created_at, expires_at)"
-            " VALUES (?, ?, ?, ?)",
-            (_token_hash(token), username, _stamp(at), _stamp(at + timedelta(seconds=max_age))),
-        )
+    store.desk.add_session(_token_hash(token), username, _stamp(at),
+                           _stamp(at + timedelta(seconds=max_age)))
     return token
 
 
 def session_user(store: SQLiteStore, token: str) -> str | None:
     """Who a live session token belongs to; None when it was ended, expired or never was."""
-    row = store.conn.execute(
-        "SELECT username FROM curator_sessions WHERE token_hash = ? AND expires_at >= ?",
-        (_token_hash(token), now()),
-    ).fetchone()
-    return None if row is None else str(row[0])
+    return store.desk.session_user(_token_hash(token), now())
 
 
 def end_session(store: SQLiteStore, token: str) -> None:
     """Sign out: the token no longer opens a session."""
-    with store.transaction():
-        store.conn.execute("DELETE FROM curator_sessions WHERE token_hash = ?", (_token_hash(token),))
+    store.desk.delete_session(_token_hash(token))

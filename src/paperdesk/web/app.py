@@ -44,6 +44,8 @@ class WebSettings:
     max_body_bytes: int = field(default_factory=declared.MAX_BODY.get)
     expensive_per_minute: int = field(default_factory=declared.RATE_PER_MINUTE.get)
     page_cache_entries: int = field(default_factory=declared.PAGE_CACHE.get)
+    signup: bool = field(default_factory=lambda: bool(declared.SIGNUP.get()))
+    """Anyone may make an account at /signup (`PAPERDESK_SIGNUP`)."""
     base_url: str = field(default_factory=lambda: declared.BASE_URL.get() or DEFAULT_BASE_URL)
     """The site's public address: the absolute links in feeds start with it (never with
     the request's Host header, which any client can set). `paperdesk serve` defaults it
@@ -198,6 +200,9 @@ def create_app(db: str | Path, settings: WebSettings | None = None) -> FastAPI:
     from paperdesk.web import curation
 
     curation.register(app)
+    from paperdesk.web import desk
+
+    desk.register(app)
     from paperdesk.web import status
 
     status.register(app)

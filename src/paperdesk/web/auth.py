@@ -1,4 +1,5 @@
-"""Who may write: signed-in curators (local accounts, scrypt-hashed) or an admin token.
+"""Who may write: signed-in users (local accounts, scrypt-hashed) to their own desk,
+signed-in curators (users with the `curator` role) or an admin token to corrections.
 
 - Browsers sign in at /login; the session is a signed, HttpOnly, SameSite=Strict cookie
   holding a random token that the store knows (`curators.start_session`): signing out, a
@@ -46,17 +47,22 @@ def session_token(request: Request) -> str | None:
     return token if isinstance(token, str) else None
 
 
+def signed_in(request: Request) -> str | None:
+    """The user whose live session the request's cookie carries, whatever their role."""
+    token = session_token(request)
+    return curators.session_user(store_of(request), token) if token else None
+
+
 def curator(request: Request) -> tuple[str | None, bool]:
-    """(who, by_token): the signed-in curator or "admin" for the token; (None, False)."""
+    """(who, by_token): the signed-in curator or "admin" for the token; (None, False) for
+    anyone else, a signed-in user without the curator role included."""
     token = request.app.state.settings.admin_token
     header = request.headers.get("authorization", "")
     if token and header.startswith("Bearer ") and hmac.compare_digest(header[7:], token):
         return "admin", True
-    token = session_token(request)
-    if token:
-        who = curators.session_user(store_of(request), token)
-        if who is not None:
-            return who, False
+    who = signed_in(request)
+    if who is not None and curators.role_of(store_of(request), who) == "curator":
+        return who, False
     return None, False
 
 
@@ -65,6 +71,18 @@ def check_csrf(request: Request, form_token: str | None) -> None:
     nonce = request.cookies.get(security.CSRF_COOKIE)
     if not security.csrf_ok(request.app.state.settings.secret_key, nonce, token):
         raise HTTPException(403, "missing or invalid CSRF token: reload the page and try again")
+
+
+async def require_user(request: Request) -> str:
+    """The signed-in user a desk write is for (always with the page's CSRF token: the
+    admin token names no user); 401/403 otherwise."""
+    who = signed_in(request)
+    if who is None:
+        raise HTTPException(401, "sign in to change your desk")
+    ctype = request.headers.get("content-type", "")
+    form = await request.form() if "form" in ctype else {}
+    check_csrf(request, str(form.get("csrf") or "") or None)
+    return who
 
 
 async def require_curator(request: Request) -> str:

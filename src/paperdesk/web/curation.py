@@ -47,11 +47,27 @@ def _apply(correction: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         raise HTTPException(400, str(exc)) from None
 
 
+def signed_in_response(request: Request, user: str, target: str) -> Response:
+    """A new session for `user` (its cookie: signed, HttpOnly, SameSite=Strict) and a 303
+    to `target`."""
+    token = curators.start_session(store_of(request), user, auth.SESSION_MAX_AGE)
+    done = RedirectResponse(target, status_code=303)
+    done.set_cookie(auth.SESSION_COOKIE, auth.session_value(request, token), httponly=True,
+                    samesite="strict", max_age=auth.SESSION_MAX_AGE,
+                    secure=request.url.scheme == "https")
+    return done
+
+
+def signup_open(request: Request) -> bool:
+    """Whether anyone may make an account at /signup (`PAPERDESK_SIGNUP`)."""
+    return bool(request.app.state.settings.signup)
+
+
 def register(app: FastAPI) -> None:
     @app.get("/login", include_in_schema=False)
     def login_form(request: Request, next: str = "/") -> Response:
-        who, _ = auth.curator(request)
-        return render(request, "login.html", {"next": _safe_next(next), "who": who, "failed": False})
+        return render(request, "login.html", {"next": _safe_next(next), "who": auth.signed_in(request),
+                                              "failed": False, "signup": signup_open(request)})
 
     @app.post("/login", include_in_schema=False)
     async def login(request: Request) -> Response:
@@ -71,16 +87,12 @@ def register(app: FastAPI) -> None:
             )
         if not curators.check_login(store_of(request), user, password):
             backoff.failed(user)
-            resp = render(request, "login.html", {"next": target, "who": None, "failed": True})
+            resp = render(request, "login.html", {"next": target, "who": None, "failed": True,
+                                                  "signup": signup_open(request)})
             resp.status_code = 401
             return resp
         backoff.succeeded(user)
-        token = curators.start_session(store_of(request), user, auth.SESSION_MAX_AGE)
-        done = RedirectResponse(target, status_code=303)
-        done.set_cookie(auth.SESSION_COOKIE, auth.session_value(request, token), httponly=True,
-                        samesite="strict", max_age=auth.SESSION_MAX_AGE,
-                        secure=request.url.scheme == "https")
-        return done
+        return signed_in_response(request, user, target)
 
     @app.post("/logout", include_in_schema=False)
     async def logout(request: Request) -> Response:

@@ -37,6 +37,7 @@ from paperdesk.store.sqlite.connection import (
     _Tx,
     connect_readonly,
 )
+from paperdesk.store.sqlite.desk import SQLiteDesk
 from paperdesk.store.sqlite.records import (
     ROW_CATEGORIES,
     ROW_DAY,
@@ -102,6 +103,7 @@ class SQLiteStore:
         self.works = SQLiteWorks(self.conn)
         self.subjects = SQLiteSubjects(self.conn)
         self.search = SQLiteSearch(self.conn)
+        self.desk = SQLiteDesk(self.conn)  # store/desk_base.py: users and their desks
 
     # -- plumbing --------------------------------------------------------------------
     def close(self) -> None:

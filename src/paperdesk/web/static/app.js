@@ -56,6 +56,36 @@ document.addEventListener("DOMContentLoaded", () => {
     };
     setTimeout(poll, 5000);
   }
+  // Stars: filled for the signed-in user's saved works (/api/me; the pages themselves are
+  // the same for everyone, so they can be cached), toggled in place through the JSON API
+  // with the page's CSRF token. Without scripts the star's form saves and comes back.
+  const stars = document.querySelectorAll("button.star[data-item]");
+  const label = (b) => b.textContent.trim().length > 1;  // "☆ Save" rather than "☆"
+  const show = (b, on) => {
+    b.dataset.saved = on ? "1" : "0";
+    b.setAttribute("aria-pressed", on ? "true" : "false");
+    b.title = on ? "Saved: click to remove from your library" : "Save to your library";
+    b.textContent = label(b) ? (on ? "\u2605 Saved" : "\u2606 Save") : (on ? "\u2605" : "\u2606");
+  };
+  if (stars.length && window.fetch) {
+    fetch("/api/me", { cache: "no-store", credentials: "same-origin" }).then((r) => r.json()).then((me) => {
+      if (!me.user) return;
+      const saved = new Set(me.saved || []);
+      for (const b of stars) {
+        show(b, saved.has(b.dataset.item));
+        b.form.addEventListener("submit", async (ev) => {
+          ev.preventDefault();
+          const on = b.dataset.saved === "1";
+          const r = await fetch(on ? "/api/library/remove" : "/api/library/add", {
+            method: "POST", credentials: "same-origin",
+            headers: { "Content-Type": "application/json", "X-CSRF-Token": b.form.elements.csrf.value },
+            body: JSON.stringify({ item: b.dataset.item }),
+          });
+          if (r.ok) show(b, !on);
+        });
+      }
+    }).catch(() => {});
+  }
   // The day picker and subject menu navigate as soon as they change.
   for (const el of document.querySelectorAll("form.pick input, form.pick select")) {
     el.addEventListener("change", () => el.form.submit());

@@ -1,0 +1,387 @@
+"""The desk repository in SQLite (`store/desk_base.py`; tables of migration 070_desk.sql).
+
+Every write opens a transaction of its own or joins the caller's (`_Tx`). The SQL is kept
+portable (no `json_each`, no rowid, `ON CONFLICT … DO NOTHING`), so the PostgreSQL
+backend can take the statements as they are.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import orjson
+
+from paperdesk.store.desk_base import (
+    CandidateRow,
+    FeedToken,
+    LibraryItem,
+    OwnRecord,
+    SavedSearch,
+    UserRow,
+)
+from paperdesk.store.sqlite.connection import _Tx
+
+_CHUNK = 400
+
+
+def _chunks(items: Sequence[Any], n: int = _CHUNK) -> Iterator[Sequence[Any]]:
+    for i in range(0, len(items), n):
+        yield items[i : i + n]
+
+
+def _marks(n: int) -> str:
+    return ",".join("?" * n)
+
+
+def _has(conn: sqlite3.Connection, table: str) -> bool:
+    return conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+    ).fetchone() is not None
+
+
+_USER = "SELECT username, role, created_at, email, digest FROM users"
+
+
+def _user(row: tuple[Any, ...]) -> UserRow:
+    return UserRow(row[0], row[1], row[2], row[3], bool(row[4]))
+
+
+class SQLiteDesk:
+    """The desk repository of one connection (the store's writer or a reader)."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+
+    def _write(self, sql: str, args: Sequence[Any] = ()) -> int:
+        with _Tx(self.conn):
+            return self.conn.execute(sql, args).rowcount
+
+    # -- users and sessions ----------------------------------------------------------
+    def create_user(self, username: str, password_hash: str, role: str, stamp: str) -> bool:
+        return self._write(
+            "INSERT INTO users (username, password_hash, created_at, role) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (username) DO NOTHING",
+            (username, password_hash, stamp, role),
+        ) == 1
+
+    def set_password(self, username: str, password_hash: str) -> bool:
+        with _Tx(self.conn):
+            n = self.conn.execute(
+                "UPDATE users SET password_hash = ? WHERE username = ?", (password_hash, username)
+            ).rowcount
+            # A new password ends every session signed in with the old one.
+            self.conn.execute("DELETE FROM user_sessions WHERE username = ?", (username,))
+        return n == 1
+
+    def set_role(self, username: str, role: str) -> bool:
+        return self._write("UPDATE users SET role = ? WHERE username = ?", (role, username)) == 1
+
+    def set_email(self, username: str, email: str | None, digest: bool) -> bool:
+        return self._write(
+            "UPDATE users SET email = ?, digest = ? WHERE username = ?",
+            (email, int(digest), username),
+        ) == 1
+
+    def remove_user(self, username: str) -> bool:
+        # Foreign keys cascade; said explicitly too, for a connection opened without them.
+        with _Tx(self.conn):
+            for table in ("user_sessions", "library", "user_records", "feedback", "follows",
+                          "saved_searches", "feed_tokens", "seen"):
+                self.conn.execute(f"DELETE FROM {table} WHERE username = ?", (username,))  # noqa: S608 - our table names
+            return self.conn.execute("DELETE FROM users WHERE username = ?", (username,)).rowcount == 1
+
+    def user(self, username: str) -> UserRow | None:
+        row = self.conn.execute(_USER + " WHERE username = ?", (username,)).fetchone()
+        return None if row is None else _user(row)
+
+    def users(self) -> list[UserRow]:
+        return [_user(r) for r in self.conn.execute(_USER + " ORDER BY username")]
+
+    def users_with_digest(self) -> list[UserRow]:
+        return [_user(r) for r in self.conn.execute(
+            _USER + " WHERE digest = 1 AND email IS NOT NULL ORDER BY username")]
+
+    def password_hash(self, username: str) -> str | None:
+        row = self.conn.execute(
+            "SELECT password_hash FROM users WHERE username = ?", (username,)
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def add_session(self, token_hash: str, username: str, created: str, expires: str) -> None:
+        with _Tx(self.conn):
+            self.conn.execute("DELETE FROM user_sessions WHERE expires_at < ?", (created,))
+            self.conn.execute(
+                "INSERT INTO user_sessions (token_hash, username, created_at, expires_at)"
+                " VALUES (?, ?, ?, ?)",
+                (token_hash, username, created, expires),
+            )
+
+    def session_user(self, token_hash: str, at: str) -> str | None:
+        row = self.conn.execute(
+            "SELECT username FROM user_sessions WHERE token_hash = ? AND expires_at >= ?",
+            (token_hash, at),
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def delete_session(self, token_hash: str) -> None:
+        self._write("DELETE FROM user_sessions WHERE token_hash = ?", (token_hash,))
+
+    # -- library ---------------------------------------------------------------------
+    def add_items(self, username: str, items: Sequence[str], stamp: str) -> int:
+        n = 0
+        with _Tx(self.conn):
+            for item in items:
+                n += self.conn.execute(
+                    "INSERT INTO library (username, item, added_at) VALUES (?, ?, ?)"
+                    " ON CONFLICT (username, item) DO NOTHING",
+                    (username, item, stamp),
+                ).rowcount
+        return n
+
+    def remove_items(self, username: str, items: Sequence[str]) -> int:
+        n = 0
+        with _Tx(self.conn):
+            for item in items:
+                n += self.conn.execute(
+                    "DELETE FROM library WHERE username = ? AND item = ?", (username, item)
+                ).rowcount
+        return n
+
+    def library(self, username: str) -> list[LibraryItem]:
+        rows = self.conn.execute(
+            "SELECT item, added_at, tags, note, read_at FROM library WHERE username = ?"
+            " ORDER BY added_at DESC, item",
+            (username,),
+        )
+        return [LibraryItem(i, a, orjson.loads(t), n, r) for i, a, t, n, r in rows]
+
+    def update_item(
+        self,
+        username: str,
+        item: str,
+        *,
+        tags: list[str] | None = None,
+        note: str | None = None,
+        read_at: str | None = None,
+        unread: bool = False,
+    ) -> bool:
+        sets: list[str] = []
+        args: list[Any] = []
+        if tags is not None:
+            sets.append("tags = ?")
+            args.append(orjson.dumps(tags).decode())
+        if note is not None:
+            sets.append("note = ?")
+            args.append(note or None)
+        if read_at is not None:
+            sets.append("read_at = ?")
+            args.append(read_at)
+        elif unread:
+            sets.append("read_at = NULL")
+        if not sets:
+            return self.conn.execute(
+                "SELECT 1 FROM library WHERE username = ? AND item = ?", (username, item)
+            ).fetchone() is not None
+        sql = f"UPDATE library SET {', '.join(sets)} WHERE username = ? AND item = ?"  # noqa: S608 - fixed column names
+        return self._write(sql, [*args, username, item]) == 1
+
+    def add_own(self, username: str, data: dict[str, Any], origin: str, stamp: str) -> int:
+        with _Tx(self.conn):
+            cur = self.conn.execute(
+                "INSERT INTO user_records (username, data, origin, created_at) VALUES (?, ?, ?, ?)",
+                (username, orjson.dumps(data).decode(), origin, stamp),
+            )
+            return int(cur.lastrowid or 0)
+
+    def own_records(self, username: str, ids: Sequence[int] | None = None) -> list[OwnRecord]:
+        sql = "SELECT id, data, origin, created_at FROM user_records WHERE username = ?"
+        if ids is None:
+            rows = list(self.conn.execute(sql + " ORDER BY id", (username,)))
+        else:
+            rows = []
+            for part in _chunks(list(ids)):
+                rows += self.conn.execute(sql + f" AND id IN ({_marks(len(part))})", [username, *part])
+        return [OwnRecord(int(i), orjson.loads(d), o, c) for i, d, o, c in rows]
+
+    def delete_own(self, username: str, ids: Sequence[int]) -> None:
+        with _Tx(self.conn):
+            for i in ids:
+                self.conn.execute("DELETE FROM user_records WHERE username = ? AND id = ?", (username, i))
+
+    # -- feedback and follows ----------------------------------------------------------
+    def put_feedback(self, username: str, items: Sequence[str], label: int, stamp: str) -> None:
+        with _Tx(self.conn):
+            for item in items:
+                self.conn.execute(
+                    "INSERT INTO feedback (username, item, label, at) VALUES (?, ?, ?, ?)"
+                    " ON CONFLICT (username, item) DO UPDATE SET label = excluded.label, at = excluded.at",
+                    (username, item, label, stamp),
+                )
+
+    def remove_feedback(self, username: str, items: Sequence[str]) -> int:
+        n = 0
+        with _Tx(self.conn):
+            for item in items:
+                n += self.conn.execute(
+                    "DELETE FROM feedback WHERE username = ? AND item = ?", (username, item)
+                ).rowcount
+        return n
+
+    def feedback(self, username: str) -> dict[str, int]:
+        rows = self.conn.execute("SELECT item, label FROM feedback WHERE username = ?", (username,))
+        return {i: int(label) for i, label in rows}
+
+    def follow(self, username: str, kind: str, value: str, stamp: str) -> bool:
+        return self._write(
+            "INSERT INTO follows (username, kind, value, created_at) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (username, kind, value) DO NOTHING",
+            (username, kind, value, stamp),
+        ) == 1
+
+    def unfollow(self, username: str, kind: str, value: str) -> bool:
+        return self._write(
+            "DELETE FROM follows WHERE username = ? AND kind = ? AND value = ?", (username, kind, value)
+        ) == 1
+
+    def follows(self, username: str) -> list[tuple[str, str]]:
+        rows = self.conn.execute(
+            "SELECT kind, value FROM follows WHERE username = ? ORDER BY kind, value", (username,)
+        )
+        return [(k, v) for k, v in rows]
+
+    # -- saved searches and feed tokens --------------------------------------------------
+    def add_search(self, username: str, name: str, query: str, stamp: str) -> int | None:
+        with _Tx(self.conn):
+            cur = self.conn.execute(
+                "INSERT INTO saved_searches (username, name, query, created_at) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (username, name) DO NOTHING",
+                (username, name, query, stamp),
+            )
+            if cur.rowcount != 1:
+                return None
+            return int(cur.lastrowid or 0)
+
+    def remove_search(self, username: str, name: str) -> bool:
+        with _Tx(self.conn):
+            self.conn.execute(
+                "DELETE FROM feed_tokens WHERE username = ? AND scope = ?", (username, f"search:{name}")
+            )
+            return self.conn.execute(
+                "DELETE FROM saved_searches WHERE username = ? AND name = ?", (username, name)
+            ).rowcount == 1
+
+    def searches(self, username: str) -> list[SavedSearch]:
+        rows = self.conn.execute(
+            "SELECT id, name, query, created_at FROM saved_searches WHERE username = ? ORDER BY name",
+            (username,),
+        )
+        return [SavedSearch(int(i), n, q, c) for i, n, q, c in rows]
+
+    def add_token(self, token_hash: str, username: str, scope: str, stamp: str) -> None:
+        self._write(
+            "INSERT INTO feed_tokens (token_hash, username, scope, created_at) VALUES (?, ?, ?, ?)",
+            (token_hash, username, scope, stamp),
+        )
+
+    def token_owner(self, token_hash: str) -> tuple[str, str] | None:
+        row = self.conn.execute(
+            "SELECT username, scope FROM feed_tokens WHERE token_hash = ?", (token_hash,)
+        ).fetchone()
+        return None if row is None else (str(row[0]), str(row[1]))
+
+    def revoke_tokens(self, username: str, token_id: str | None = None, scope: str | None = None) -> int:
+        sql = "DELETE FROM feed_tokens WHERE username = ?"
+        args: list[Any] = [username]
+        if token_id:
+            sql += " AND substr(token_hash, 1, ?) = ?"
+            args += [len(token_id), token_id.lower()]
+        if scope:
+            sql += " AND scope = ?"
+            args.append(scope)
+        return self._write(sql, args)
+
+    def tokens(self, username: str) -> list[FeedToken]:
+        rows = self.conn.execute(
+            "SELECT token_hash, scope, created_at FROM feed_tokens WHERE username = ?"
+            " ORDER BY created_at, token_hash",
+            (username,),
+        )
+        return [FeedToken(h[:12], s, c) for h, s, c in rows]
+
+    # -- seen works ----------------------------------------------------------------------
+    def mark_seen(self, username: str, items: Sequence[str], stamp: str) -> None:
+        with _Tx(self.conn):
+            for item in items:
+                self.conn.execute(
+                    "INSERT INTO seen (username, item, first_at) VALUES (?, ?, ?)"
+                    " ON CONFLICT (username, item) DO NOTHING",
+                    (username, item, stamp),
+                )
+
+    def seen(self, username: str, items: Sequence[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for part in _chunks(list(items)):
+            sql = f"SELECT item, first_at FROM seen WHERE username = ? AND item IN ({_marks(len(part))})"  # noqa: S608
+            out.update({i: t for i, t in self.conn.execute(sql, [username, *part])})
+        return out
+
+    # -- reads over the catalog ------------------------------------------------------------
+    def _work_col(self) -> tuple[str, str]:
+        if _has(self.conn, "work_records"):
+            return "wr.work_id", " LEFT JOIN work_records wr ON wr.record_key = r.key"
+        return "NULL", ""
+
+    def records_by_ids(self, kind: str, values: Sequence[str]) -> dict[str, list[tuple[str, int | None]]]:
+        column = {"doi": "doi", "arxiv": "arxiv_id"}[kind]
+        col, join = self._work_col()
+        out: dict[str, list[tuple[str, int | None]]] = {}
+        for part in _chunks(list(values)):
+            sql = (f"SELECT r.{column}, r.key, {col} FROM records r{join}"  # noqa: S608 - fixed names
+                   f" WHERE r.{column} IN ({_marks(len(part))}) ORDER BY r.key")
+            for v, key, wid in self.conn.execute(sql, part):
+                out.setdefault(v, []).append((key, None if wid is None else int(wid)))
+        return out
+
+    def titles(self) -> Iterator[tuple[str, str]]:
+        cur = self.conn.execute("SELECT key, title FROM records WHERE title IS NOT NULL")
+        while rows := cur.fetchmany(5000):
+            yield from rows
+
+    def record_works(self, keys: Sequence[str]) -> dict[str, int]:
+        if not _has(self.conn, "work_records"):
+            return {}
+        out: dict[str, int] = {}
+        for part in _chunks(list(keys)):
+            sql = f"SELECT record_key, work_id FROM work_records WHERE record_key IN ({_marks(len(part))})"  # noqa: S608
+            out.update({k: int(w) for k, w in self.conn.execute(sql, part)})
+        return out
+
+    def record_data(self, keys: Sequence[str]) -> dict[str, bytes]:
+        out: dict[str, bytes] = {}
+        for part in _chunks(list(keys)):
+            sql = f"SELECT key, data FROM records WHERE key IN ({_marks(len(part))})"  # noqa: S608
+            out.update({k: bytes(d) for k, d in self.conn.execute(sql, part)})
+        return out
+
+    def candidates(self, since: str, until: str) -> list[CandidateRow]:
+        col, join = self._work_col()
+        sql = (f"SELECT r.key, {col}, r.appeared, r.data FROM records r{join}"  # noqa: S608
+               " WHERE r.appeared >= ? AND r.appeared <= ? ORDER BY r.appeared, r.key")
+        return [CandidateRow(k, None if w is None else int(w), a, bytes(d))
+                for k, w, a, d in self.conn.execute(sql, (since, until[:10]))]
+
+    def latest_day(self) -> str | None:
+        row = self.conn.execute("SELECT MAX(appeared) FROM records").fetchone()
+        return None if row is None or row[0] is None else str(row[0])[:10]
+
+    def vectors(self, refs: Sequence[str], model: str) -> dict[str, bytes]:
+        if not _has(self.conn, "search_vectors"):
+            return {}
+        out: dict[str, bytes] = {}
+        for part in _chunks(list(refs)):
+            sql = ("SELECT d.work_id, v.vector FROM search_docs d JOIN search_vectors v"  # noqa: S608
+                   f" ON v.docno = d.docno WHERE v.model = ? AND d.work_id IN ({_marks(len(part))})")
+            out.update({w: bytes(v) for w, v in self.conn.execute(sql, [model, *part])})
+        return out
