@@ -1,7 +1,10 @@
-"""Subject classifier quality on real labels: the latest month of the shared arXiv daily
-feed, held out from training, and OpenReview venues as a sanity check.
+"""Subject classifier quality on real labels: a rolling time split over the shared arXiv
+daily feed (for each month: train on the months before the month before it, calibrate on
+that month, test on it; text alone and with context evidence — the authors' earlier
+subjects), the last month held out; then the shipped model and OpenReview venues.
 
-    nice -n 10 .venv/bin/python bench/subjects.py            # uses the trained model
+    nice -n 10 .venv/bin/python bench/subjects.py                      # rolling, 6 months
+    nice -n 10 .venv/bin/python bench/subjects.py --rolling 0 --shipped  # the shipped model
     nice -n 10 .venv/bin/python bench/subjects.py --train    # trains first (timed)
 
 Prints top-1 accuracy and top-3 recall of the primary subject, macro-F1 over subjects with
@@ -22,9 +25,14 @@ from pathlib import Path
 
 import numpy as np
 
-from paperdesk.subjects.classifier import SubjectModel, default_model_path, load_model
+from paperdesk.subjects.classifier import (
+    SubjectModel,
+    TrainConfig,
+    default_model_path,
+    load_model,
+)
 from paperdesk.subjects.feed import read_feed, time_split
-from paperdesk.subjects.training import evaluate, score_examples, train_from_feed
+from paperdesk.subjects.training import evaluate, rolling, score_examples, train_from_feed
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("PAPERDESK_SHARED_DATA", ROOT.parent / "shared" / "data"))
@@ -43,13 +51,72 @@ VENUE_SUBJECTS = {
 }
 
 
+HELD_OUT_MONTH = "2026-04"
+"""The feed's last month: scored by the rolling split only with `--held-out`, at the end."""
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--train", action="store_true", help="train (and save) before measuring")
     ap.add_argument("--model", type=Path, default=None)
     ap.add_argument("--png", type=Path, default=ROOT / "docs/subjects-confusion.png")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    ap.add_argument(
+        "--rolling", type=int, default=6, help="rolling split over this many months (0: off)"
+    )
+    ap.add_argument("--held-out", action="store_true", help=f"also roll onto {HELD_OUT_MONTH}")
+    ap.add_argument("--half-life", type=float, default=None, help="recency half-life, months")
+    ap.add_argument("--shipped", action="store_true", help="measure the shipped model too")
     args = ap.parse_args()
+    if args.rolling:
+        rolling_bench(args)
+    if args.shipped or args.train:
+        shipped(args)
+
+
+def rolling_bench(args: argparse.Namespace) -> None:
+    """Train on the months before, calibrate on the month before, test on each month."""
+    t0 = time.perf_counter()
+    examples = list(read_feed(FEED))
+    months = sorted({e.month for e in examples})
+    dev = [m for m in months if m < HELD_OUT_MONTH][-args.rolling :]
+    cfg = TrainConfig(member=False)
+    if args.half_life is not None:
+        cfg.half_life_months = args.half_life
+    print(
+        f"rolling split over {dev}{' + held-out ' + HELD_OUT_MONTH if args.held_out else ''}"
+        f" ({len(examples):,} papers; recency half-life {cfg.half_life_months or 'off'})"
+    )
+
+    def show(r: dict[str, object]) -> None:
+        t, c = r["text"], r.get("context") or {}
+        assert isinstance(t, dict) and isinstance(c, dict)
+        print(
+            f"  {r['month']}: {t['papers']:>5} papers, train {r['train']:,}; text top-1 "
+            f"{t['top1']:.4f} top-3 {t['top3']:.4f} ECE {t['ece']:.4f} | with context top-1 "
+            f"{c.get('top1', 0):.4f} top-3 {c.get('top3', 0):.4f} ECE {c.get('ece', 0):.4f} "
+            f"(weight {r['context_weight']}, {r.get('with_history', 0):.0%} with history; "
+            f"{r['cpu_s']} CPU-s)",
+            flush=True,
+        )
+
+    rows = rolling(examples, dev, cfg, progress=show)
+    for kind in ("text", "context"):
+        top1 = np.array([r[kind]["top1"] for r in rows])
+        top3 = np.array([r[kind]["top3"] for r in rows])
+        ece = np.array([r[kind]["ece"] for r in rows])
+        print(
+            f"  {kind:<8} mean over {len(rows)} months: top-1 {top1.mean():.4f} (min "
+            f"{top1.min():.4f}) top-3 {top3.mean():.4f} (min {top3.min():.4f}) ECE "
+            f"{ece.mean():.4f} (max {ece.max():.4f})"
+        )
+    if args.held_out:
+        print(f"HELD-OUT month {HELD_OUT_MONTH}:")
+        rolling(examples, [HELD_OUT_MONTH], cfg, progress=show)
+    print(f"  ({time.perf_counter() - t0:.0f} s wall, {time.process_time():.0f} CPU-s)")
+
+
+def shipped(args: argparse.Namespace) -> None:
 
     out: dict[str, object] = {}
     if args.train:

@@ -55,6 +55,15 @@ class TrainConfig:
     title_repeat: int = 2
     """The title counts this many times: it is short and dense with topic words."""
     n_jobs: int = 2
+    half_life_months: float = 0.0
+    """Training papers weigh 0.5 ** (months before the latest training month / this): the
+    mix of subjects drifts month to month (0: all months weigh alike)."""
+    member: bool = True
+    """Also fit the membership scorers (secondary subjects); the rolling benchmark of the
+    primary subject skips them."""
+    context: bool = True
+    """Fit the weight of the context evidence (authors' earlier subjects, venue;
+    `paperdesk.subjects.context`) on the calibration month."""
 
 
 @dataclass(frozen=True)
@@ -96,6 +105,17 @@ class SubjectModel:
     temperature: float
     platt: tuple[float, float]
     meta: dict[str, Any] = field(default_factory=dict)
+    context_weight: float = 0.0
+    """Weight of the context evidence (`paperdesk.subjects.context`) in the primary logits."""
+
+    @property
+    def prior(self) -> NDArray[np.float64]:
+        """Share of each class among the training primaries (the context evidence's prior)."""
+        p = self.meta.get("prior")
+        if not p or len(p) != len(self.classes):
+            return np.full(len(self.classes), 1.0 / len(self.classes))
+        arr = np.asarray(p, dtype=np.float64)
+        return np.asarray(arr / arr.sum())
 
     # -- features --
     def features(self, items: Sequence[tuple[str | None, str | None]]) -> sp.csr_matrix:
@@ -103,8 +123,15 @@ class SubjectModel:
         return _tfidf(_hash(texts, int(self.meta["n_features_log2"])), self.idf)
 
     # -- probabilities --
-    def primary_proba(self, x: sp.csr_matrix) -> NDArray[np.float64]:
-        return _softmax(self.primary.scores(x) / self.temperature)
+    def primary_proba(
+        self, x: sp.csr_matrix, context: NDArray[np.float64] | None = None
+    ) -> NDArray[np.float64]:
+        """P(primary = c); `context`: the papers' context evidence (rows of zeros for
+        papers without any), `paperdesk.subjects.context.History.evidence`."""
+        z = self.primary.scores(x) / self.temperature
+        if context is not None and self.context_weight:
+            z = z + self.context_weight * context
+        return _softmax(z)
 
     def member_proba(self, x: sp.csr_matrix) -> NDArray[np.float64]:
         a, b = self.platt
@@ -116,6 +143,7 @@ class SubjectModel:
         *,
         max_subjects: int = 5,
         min_probability: float = 0.4,
+        context: NDArray[np.float64] | None = None,
     ) -> list[Prediction]:
         """Predictions for (title, abstract) pairs; either may be None or empty.
 
@@ -127,7 +155,7 @@ class SubjectModel:
         if not items:
             return []
         x = self.features(items)
-        pp, pm = self.primary_proba(x), self.member_proba(x)
+        pp, pm = self.primary_proba(x, context), self.member_proba(x)
         empty = np.asarray(x.getnnz(axis=1) == 0)
         out = []
         for i in range(len(items)):
@@ -164,6 +192,7 @@ class SubjectModel:
                         "format": FORMAT,
                         "temperature": self.temperature,
                         "platt": list(self.platt),
+                        "context_weight": self.context_weight,
                     }
                 )
             ),
@@ -211,6 +240,7 @@ class SubjectModel:
                 temperature=float(meta["temperature"]),
                 platt=(float(meta["platt"][0]), float(meta["platt"][1])),
                 meta=meta,
+                context_weight=float(meta.get("context_weight", 0.0)),
             )
 
 
@@ -218,10 +248,18 @@ class SubjectModel:
 
 
 def train(
-    train_set: Sequence[Example], calib_set: Sequence[Example], config: TrainConfig | None = None
+    train_set: Sequence[Example],
+    calib_set: Sequence[Example],
+    config: TrainConfig | None = None,
+    *,
+    hashed: tuple[sp.csr_matrix, sp.csr_matrix] | None = None,
 ) -> SubjectModel:
     """Fit a model on `train_set` and calibrate its probabilities on `calib_set` (papers
-    from a later month, so calibration sees the same drift the user will)."""
+    from a later month, so calibration sees the same drift the user will).
+
+    `hashed`: the hashed term counts of both sets (`hashed_counts`), when the caller has
+    them (the rolling benchmark hashes the feed once). With `config.context` the weight of
+    the context evidence is fitted on `calib_set`, its histories built from `train_set`."""
     cfg = config or TrainConfig()
     counts = Counter(e.primary for e in train_set)
     classes = sorted(c for c, n in counts.items() if n >= cfg.min_examples)
@@ -240,25 +278,61 @@ def train(
     meta["model_id"] = (
         "subjects-" + hashlib.sha256(json.dumps(meta, sort_keys=True).encode()).hexdigest()[:12]
     )
-    texts = _texts([(e.title, e.abstract) for e in train_set], cfg.title_repeat)
-    counts_x = _hash(texts, cfg.n_features_log2)
+    meta["prior"] = [round(counts[c] / sum(counts[k] for k in classes), 6) for c in classes]
+    if hashed is None:
+        counts_x = hashed_counts(train_set, cfg)
+        calib_x = hashed_counts(calib_set, cfg) if calib_set else None
+    else:
+        counts_x, calib_x = hashed
     idf = _idf(counts_x)
     x = _tfidf(counts_x, idf)
+    weight = recency_weights(train_set, cfg.half_life_months)
 
     # primary: one multi-class fit (scikit-learn runs it one-vs-rest, n_jobs classes at once)
     has_primary = np.array([e.primary in index for e in train_set])
     y_primary = np.array([index[e.primary] for e in train_set if e.primary in index])
-    clf = _sgd(cfg, n_jobs=cfg.n_jobs).fit(x[has_primary], y_primary)
+    clf = _sgd(cfg, n_jobs=cfg.n_jobs).fit(
+        x[has_primary], y_primary, sample_weight=None if weight is None else weight[has_primary]
+    )
     primary = _Linear(_prune(clf.coef_, cfg.keep), clf.intercept_.astype(np.float32))
-    y_member = np.zeros((len(train_set), len(classes)), dtype=np.int8)
-    for i, e in enumerate(train_set):
-        for s in e.subjects:
-            if s in index:
-                y_member[i, index[s]] = 1
-    member = _fit_multilabel(x, y_member, cfg)
+    if cfg.member:
+        y_member = np.zeros((len(train_set), len(classes)), dtype=np.int8)
+        for i, e in enumerate(train_set):
+            for s in e.subjects:
+                if s in index:
+                    y_member[i, index[s]] = 1
+        member = _fit_multilabel(x, y_member, cfg)
+    else:
+        member = primary
     model = SubjectModel(classes, idf, primary, member, 1.0, (1.0, 0.0), meta)
-    _calibrate(model, calib_set)
+    context = None
+    if cfg.context and calib_set:
+        from paperdesk.subjects.context import History
+
+        hist = History(classes)
+        for e in train_set:
+            hist.add(e.context, e.subjects)
+        context = hist.evidence([e.context for e in calib_set], model.prior)
+    _calibrate(model, calib_set, calib_x, context)
     return model
+
+
+def hashed_counts(examples: Sequence[Example], cfg: TrainConfig) -> sp.csr_matrix:
+    """Hashed term counts of the examples' titles and abstracts (before idf)."""
+    texts = _texts([(e.title, e.abstract) for e in examples], cfg.title_repeat)
+    return _hash(texts, cfg.n_features_log2)
+
+
+def recency_weights(examples: Sequence[Example], half_life: float) -> NDArray[np.float64] | None:
+    """0.5 ** (months before the latest example's month / half_life), mean 1; None when
+    `half_life` is 0."""
+    if not half_life or not examples:
+        return None
+    def index(month: str) -> int:
+        return int(month[:4]) * 12 + int(month[5:7])
+    months = np.array([index(e.month) for e in examples])
+    w = 0.5 ** ((months.max() - months) / half_life)
+    return np.asarray(w / w.mean())
 
 
 def _sgd(cfg: TrainConfig, n_jobs: int | None = None) -> Any:
@@ -285,24 +359,43 @@ def _fit_multilabel(x: sp.csr_matrix, y: NDArray[np.int8], cfg: TrainConfig) -> 
     return _Linear(_prune(coef, cfg.keep), bias)
 
 
-def _calibrate(model: SubjectModel, calib: Sequence[Example]) -> None:
-    """Fit the softmax temperature (primary) and one Platt scaling (membership) by
-    maximum likelihood on the calibration papers."""
+def _calibrate(
+    model: SubjectModel,
+    calib: Sequence[Example],
+    counts: sp.csr_matrix | None = None,
+    context: NDArray[np.float64] | None = None,
+) -> None:
+    """Fit the softmax temperature (primary) — with `context`, jointly with the context
+    weight — and one Platt scaling (membership) by maximum likelihood on the calibration
+    papers."""
     index = {c: i for i, c in enumerate(model.classes)}
+    keep = np.array([e.primary in index for e in calib], dtype=bool)
     rows = [e for e in calib if e.primary in index]
     if not rows:
         return
-    x = model.features([(e.title, e.abstract) for e in rows])
+    if counts is not None:
+        x = _tfidf(counts[np.flatnonzero(keep)], model.idf)
+    else:
+        x = model.features([(e.title, e.abstract) for e in rows])
     s = model.primary.scores(x)
     y = np.array([index[e.primary] for e in rows])
 
-    def nll(t: float) -> float:
-        z = s / t
+    def nll_of(z: NDArray[np.float64]) -> float:
         z = z - z.max(axis=1, keepdims=True)
         logp = z[np.arange(len(y)), y] - np.log(np.exp(z).sum(axis=1))
         return float(-logp.mean())
 
-    model.temperature = float(minimize_scalar(nll, bounds=(0.02, 20.0), method="bounded").x)
+    model.temperature = float(
+        minimize_scalar(lambda t: nll_of(s / t), bounds=(0.02, 20.0), method="bounded").x
+    )
+    if context is not None:
+        ctx = context[keep]
+        res = minimize(
+            lambda v: nll_of(s / max(v[0], 0.02) + v[1] * ctx),
+            np.array([model.temperature, 0.5]),
+            method="Nelder-Mead",
+        )
+        model.temperature, model.context_weight = max(float(res.x[0]), 0.02), float(res.x[1])
     m = model.member.scores(x).ravel()
     target = np.zeros((len(rows), len(model.classes)))
     for i, e in enumerate(rows):

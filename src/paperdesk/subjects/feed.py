@@ -15,6 +15,7 @@ from pathlib import Path
 
 import orjson
 
+from paperdesk.subjects.context import context_keys
 from paperdesk.subjects.taxonomy import Taxonomy, load, split_categories
 
 
@@ -27,6 +28,8 @@ class Example:
     """Canonical subjects, primary first."""
     date: str
     """`feed_date`, ISO `YYYY-MM-DD`: the time axis of the train/test split."""
+    context: tuple[str, ...] = ()
+    """Context keys (`paperdesk.subjects.context.context_keys`): its authors, its venue."""
 
     @property
     def primary(self) -> str:
@@ -62,6 +65,12 @@ def read_feed(path: str | Path, tax: Taxonomy | None = None) -> Iterator[Example
                 abstract=_str(rec.get("summary")),
                 subjects=tuple(split.subjects),
                 date=date,
+                context=tuple(
+                    context_keys(
+                        [a for a in rec.get("authors") or [] if isinstance(a, str)],
+                        comment=_str(rec.get("comment")),
+                    )
+                ),
             )
 
 

@@ -12,10 +12,20 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from paperdesk.subjects.classifier import SubjectModel, TrainConfig, train
+from paperdesk.store.base import Store
+from paperdesk.subjects.classifier import (
+    SubjectModel,
+    TrainConfig,
+    _tfidf,
+    hashed_counts,
+    train,
+)
+from paperdesk.subjects.context import History, context_keys
 from paperdesk.subjects.feed import Example, read_feed, time_split
+from paperdesk.subjects.taxonomy import Taxonomy, load, split_categories
 
 
 @dataclass
@@ -35,7 +45,42 @@ def train_from_feed(
 ) -> tuple[SubjectModel, TrainReport, list[Example]]:
     """(model, report, test examples): train on all but the last `test_months` + 1 months,
     calibrate on the month before the test months, evaluate on the test months."""
-    examples = list(read_feed(path))
+    return train_from_examples(list(read_feed(path)), config, test_months=test_months)
+
+
+def examples_from_store(store: Store, tax: Taxonomy | None = None) -> list[Example]:
+    """The store's records that came with arXiv subjects, as labelled examples (dated by
+    their feed day, else their first submission or publication date, else their year),
+    in date order: a user's own store trains the model (`paperdesk subjects train --store`)."""
+    tax = tax or load()
+    out = []
+    for _seq, rec in store.iter_changed(0):
+        split = split_categories(rec.categories, tax)
+        if not split.subjects or not ((rec.title or "").strip() or (rec.abstract or "").strip()):
+            continue
+        date = rec.feed_date or (rec.submitted or rec.published or "")[:10]
+        if len(date) < 7 and rec.year:
+            date = f"{rec.year:04d}-01-01"
+        if len(date) < 7:
+            continue
+        out.append(
+            Example(
+                id=rec.key,
+                title=rec.title or "",
+                abstract=rec.abstract or "",
+                subjects=tuple(split.subjects),
+                date=date,
+                context=tuple(context_keys([a.name for a in rec.authors], rec.venue, rec.comments)),
+            )
+        )
+    out.sort(key=lambda e: e.date)
+    return out
+
+
+def train_from_examples(
+    examples: list[Example], config: TrainConfig | None = None, *, test_months: int = 1
+) -> tuple[SubjectModel, TrainReport, list[Example]]:
+    """`train_from_feed` on examples already read."""
     tr, ca, te = time_split(examples, test_months=test_months)
     t0 = time.perf_counter()
     model = train(tr, ca, config)
@@ -48,9 +93,21 @@ def train_from_feed(
         test_months=sorted({e.month for e in te}),
         classes=len(model.classes),
         seconds=round(seconds, 1),
-        metrics=evaluate(model, te),
+        metrics=evaluate(model, te, context=_test_context(model, tr + ca, te)),
     )
     return model, report, te
+
+
+def _test_context(
+    model: SubjectModel, before: Sequence[Example], test: Sequence[Example]
+) -> NDArray[np.float64] | None:
+    """Context evidence of the test papers from every earlier paper's history."""
+    if not model.context_weight or not test:
+        return None
+    hist = History(model.classes)
+    for e in before:
+        hist.add(e.context, e.subjects)
+    return hist.evidence([e.context for e in test], model.prior)
 
 
 @dataclass
@@ -65,13 +122,89 @@ class Scores:
         return np.argsort(-self.primary_proba, axis=1)
 
 
-def score_examples(model: SubjectModel, examples: Sequence[Example]) -> Scores:
-    x = model.features([(e.title, e.abstract) for e in examples])
-    return Scores([e.primary for e in examples], model.primary_proba(x), model.classes)
+def score_examples(
+    model: SubjectModel,
+    examples: Sequence[Example],
+    context: NDArray[np.float64] | None = None,
+    counts: sp.csr_matrix | None = None,
+) -> Scores:
+    """`context`: the examples' context evidence; `counts`: their hashed term counts."""
+    if counts is not None:
+        x = _tfidf(counts, model.idf)
+    else:
+        x = model.features([(e.title, e.abstract) for e in examples])
+    return Scores([e.primary for e in examples], model.primary_proba(x, context), model.classes)
+
+
+def history_before(
+    model: SubjectModel, examples: Sequence[Example], before: str
+) -> History:
+    """Context histories of the examples of months before `before` (YYYY-MM)."""
+    hist = History(model.classes)
+    for e in examples:
+        if e.month < before:
+            hist.add(e.context, e.subjects)
+    return hist
+
+
+def rolling(
+    examples: Sequence[Example],
+    test_months: Sequence[str],
+    config: TrainConfig | None = None,
+    *,
+    progress: Any = None,
+) -> list[dict[str, Any]]:
+    """The rolling time split: for each test month, train on every month before the month
+    before it, calibrate on that month, test on the month — text only and with context
+    evidence (histories from all earlier months). One dict of figures per month."""
+    cfg = config or TrainConfig(member=False)
+    examples = list(examples)
+    counts = hashed_counts(examples, cfg)
+    months = sorted({e.month for e in examples})
+    out = []
+    for m in test_months:
+        k = months.index(m)
+        if k < 2:
+            raise ValueError(f"month {m}: need two earlier months")
+        calib_month = months[k - 1]
+        tr = [i for i, e in enumerate(examples) if e.month < calib_month]
+        ca = [i for i, e in enumerate(examples) if e.month == calib_month]
+        te = [i for i, e in enumerate(examples) if e.month == m]
+        t0 = time.process_time()
+        model = train(
+            [examples[i] for i in tr],
+            [examples[i] for i in ca],
+            cfg,
+            hashed=(counts[tr], counts[ca]),
+        )
+        seconds = time.process_time() - t0
+        test = [examples[i] for i in te]
+        row: dict[str, Any] = {
+            "month": m, "train": len(tr), "calib": len(ca), "cpu_s": round(seconds, 1),
+            "temperature": round(model.temperature, 4),
+            "context_weight": round(model.context_weight, 4),
+        }
+        text = evaluate(model, test, counts=counts[te])
+        row["text"] = {k2: text[k2] for k2 in ("papers", "top1", "top3", "ece")}
+        if cfg.context:
+            hist = history_before(model, examples, m)
+            ctx = hist.evidence([e.context for e in test], model.prior)
+            both = evaluate(model, test, context=ctx, counts=counts[te])
+            row["context"] = {k2: both[k2] for k2 in ("papers", "top1", "top3", "ece")}
+            row["with_history"] = round(float(np.mean(np.abs(ctx).sum(axis=1) > 0)), 4)
+        out.append(row)
+        if progress:
+            progress(row)
+    return out
 
 
 def evaluate(
-    model: SubjectModel, examples: Sequence[Example], min_support: int = 50
+    model: SubjectModel,
+    examples: Sequence[Example],
+    min_support: int = 50,
+    *,
+    context: NDArray[np.float64] | None = None,
+    counts: sp.csr_matrix | None = None,
 ) -> dict[str, Any]:
     """Top-1 accuracy and top-3 recall of the primary subject (over all test papers: a
     primary the model does not know counts as a miss), macro-F1 over the subjects with at
@@ -79,7 +212,7 @@ def evaluate(
     probability (15 equal-width bins)."""
     if not examples:
         return {}
-    s = score_examples(model, examples)
+    s = score_examples(model, examples, context, counts)
     ranked = s.ranked()
     classes = np.array(s.classes)
     top = classes[ranked[:, :3]]
