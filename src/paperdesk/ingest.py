@@ -353,14 +353,14 @@ def ingest_file(
         parallel = bool(
             workers > 1
             and size >= settings.INGEST_PARALLEL_MIN.get()
-            and ingest_pool.usable(parser.NAME, head, store.path)
+            and ingest_pool.usable(parser.NAME, head, store.target)
         )
         # A big file into an empty store: the workers do not ask the store for payloads
         # (it has none).
         fresh = parallel and not store.has_records()
         if parallel:
             batches = ingest_pool.parallel_batches(
-                parser.NAME, stream, origin=origin, db_path=store.path,
+                parser.NAME, stream, origin=origin, db_path=store.target,
                 batch_size=batch_size, workers=workers, errors=_DECOMPRESS_ERRORS,
                 look_up=not fresh,
             )

@@ -10,27 +10,29 @@ Order is kept and memory bounded by `parallel.map_batches`.
 from __future__ import annotations
 
 import io
-import sqlite3
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from paperdesk import parallel, sources
 from paperdesk.errors import ParseError
 from paperdesk.model import SourceRecord
 from paperdesk.sources._jsonio import capped_lines
+from paperdesk.store import payload_lookup
 from paperdesk.store.base import Reject
-from paperdesk.store.sqlite import Row, known_payloads
+from paperdesk.store.sqlite import Row
 
 # Formats whose every line is an independent record (a chunk of lines parses alone, and a
 # record's number is its line number).
 LINE_FORMATS = {"arxiv-feed", "arxiv-snapshot", "papercopilot"}
 
-_ro: sqlite3.Connection | None = None
+_ro: Any = None
+"""The worker's `paperdesk.store.payload_lookup` (None: no look-ups)."""
 
 
 def usable(parser_name: str, head: bytes, db_path: str) -> bool:
-    """Parallel only for line formats in JSON-lines shape (not a JSON array) on a file db,
-    from a program whose workers can start (`parallel.can_spawn`)."""
+    """Parallel only for line formats in JSON-lines shape (not a JSON array) on a store
+    other processes can open (a file or a server), from a program whose workers can start
+    (`parallel.can_spawn`)."""
     return (
         parser_name in LINE_FORMATS
         and head.lstrip()[:1] == b"{"
@@ -47,14 +49,11 @@ def _init(db_path: str, look_up: bool = True) -> None:
     if not look_up:
         _ro = None
         return
-    _ro = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, check_same_thread=False)
-    # Each chunk looks up ~2,000 record keys and their payloads: keep the index pages it
-    # reads cached instead of re-reading them with the default 2 MB cache.
-    _ro.execute("PRAGMA cache_size=-32768")
+    _ro = payload_lookup(db_path)
 
 
 def _known(pairs: list[tuple[str, str]]) -> set[tuple[str, str]]:
-    return set() if _ro is None else known_payloads(_ro, pairs)
+    return set() if _ro is None else _ro.known(pairs)
 
 
 def _work(job: tuple[str, str, int, int, bytes]) -> tuple[int, list[Row | Reject | str]]:

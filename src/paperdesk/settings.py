@@ -101,7 +101,18 @@ def _cpus() -> int:
 # -- the store --
 DB: Setting[str | None] = Setting(
     "db", str, _none, "`$XDG_DATA_HOME/paperdesk/paperdesk.db` (~/.local/share/…)",
-    "the SQLite database file or URL (`--db` overrides)",
+    "the store: a SQLite file, `sqlite:///PATH` or `postgresql://USER:PASS@HOST/DB`"
+    " (`--db` overrides)",
+)
+PG_POOL: Setting[int] = Setting(
+    "pg_pool", _int(1), lambda: 8, "8",
+    "PostgreSQL connections a process keeps at most (one pool per process; each"
+    " `serve` worker has its own)",
+)
+DATA_DIR: Setting[str | None] = Setting(
+    "data_dir", str, _none, "`$XDG_DATA_HOME/paperdesk`",
+    "where a PostgreSQL store's files live (search indexes: `DIR/HOST-PORT-DB.index`);"
+    " a SQLite store keeps them beside its file",
 )
 
 # -- running --

@@ -84,7 +84,7 @@ def handle_errors(fn: F) -> F:
 pass_ctx = click.make_pass_decorator(Ctx)
 
 
-_AREAS = ("records", "harvest", "works", "authors", "subjects", "search", "web", "desk")
+_AREAS = ("records", "harvest", "works", "authors", "subjects", "search", "web", "desk", "db")
 """Command modules, one per area (`cli/<area>.py`); a module still being written is simply
 absent."""
 
@@ -99,6 +99,7 @@ AREA_OF = {
     "user": "desk", "library": "desk", "recommend": "desk", "feedback": "desk",
     "follow": "desk", "unfollow": "desk", "saved-search": "desk", "feed-token": "desk",
     "digest": "desk",
+    "db": "db",
 }  # fmt: skip
 """The area module that defines each command (a test checks it against the modules)."""
 
@@ -136,8 +137,8 @@ class _Areas(click.Group):
     type=click.Path(dir_okay=False),
     envvar=settings.DB.env,
     default=None,
-    help="SQLite database file or URL (env PAPERDESK_DB; default"
-    " ~/.local/share/paperdesk/paperdesk.db).",
+    help="The store: a SQLite file, sqlite:///PATH or postgresql://USER:PASS@HOST/DB (env"
+    " PAPERDESK_DB; default ~/.local/share/paperdesk/paperdesk.db).",
 )
 @click.version_option(__version__, prog_name="paperdesk")
 @click.pass_context

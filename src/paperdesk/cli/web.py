@@ -47,7 +47,7 @@ def serve(ctx: Ctx, host: str, port: int, workers: int, background_stages: bool)
         # uvicorn shuts down on SIGTERM, then raises it again with the handler it found:
         # this one, so that the `finally` below stops the stages too.
         signal.signal(signal.SIGTERM, stop)
-    click.echo(f"paperdesk: serving {ctx.db} on http://{host}:{port}/", err=True)
+    click.echo(f"paperdesk: serving {getattr(ctx.store, 'name', ctx.db)} on http://{host}:{port}/", err=True)
     try:
         uvicorn.run(
             "paperdesk.web.asgi:app", host=host, port=port, workers=workers,

@@ -35,7 +35,9 @@ def resolve(ctx: Ctx, full: bool, works_only: bool, no_index: bool, as_json: boo
         ("index" if k == "search" else k): v
         for k, v in pipeline.run(ctx.store, stages, full=full).items()
     }
-    if "authors" in report and not report["authors"]["nickname_pairs"]:
+    if "authors" in report and "skipped" in report["authors"]:
+        click.echo(f"warning: authors: {report['authors']['skipped']}", err=True)
+    elif "authors" in report and not report["authors"]["nickname_pairs"]:
         click.echo(
             "warning: no given-name variant pairs file was found (see PAPERDESK_NAME_VARIANTS"
             " in docs/cli.md): nicknames such as Chris/Christopher are not joined",
@@ -50,7 +52,7 @@ def resolve(ctx: Ctx, full: bool, works_only: bool, no_index: bool, as_json: boo
         f"{w['new_works']:,} new work(s), {w['by_identity']:,} joined by identifier, "
         f"{w['by_content']:,} by content, {w['works_merged']:,} work(s) merged"
     )
-    if "authors" in report:
+    if "authors" in report and "skipped" not in report["authors"]:
         a = report["authors"]
         click.echo(
             f"authors: {a['signatures']:,} signature(s) of {a['records']:,} record(s) in "

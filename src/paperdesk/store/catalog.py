@@ -69,8 +69,13 @@ def day_index(conn: sqlite3.Connection, day: str) -> list[tuple[str, int, str | 
         join = " LEFT JOIN work_records wr ON wr.record_key = r.key"
     else:
         wid, join = "r.key", ""
+    codes = (  # the JSON array as text, each backend's way
+        "convert_from(r.data, 'UTF8')::jsonb ->> 'categories'"
+        if getattr(conn, "dialect", "sqlite") == "postgresql"
+        else "json_extract(CAST(r.data AS TEXT), '$.categories')"
+    )
     # Only fixed SQL fragments are interpolated.
-    sql = f"SELECT {wid}, r.rowid, json_extract(CAST(r.data AS TEXT), '$.categories') FROM records r{join} WHERE r.appeared = ? ORDER BY r.rowid"  # noqa: S608
+    sql = f"SELECT {wid}, r.rowid, {codes} FROM records r{join} WHERE r.appeared = ? ORDER BY r.rowid"  # noqa: S608
     out: list[tuple[str, int, str | None]] = []
     for w, rowid, codes in conn.execute(sql, (day,)):
         listed: list[str | None] = (

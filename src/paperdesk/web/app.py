@@ -28,7 +28,7 @@ from paperdesk import __version__
 from paperdesk import settings as declared
 from paperdesk.errors import NotFoundError, PaperdeskError, QueryError, SettingError
 from paperdesk.normalize.links import safe_link
-from paperdesk.store import open_store
+from paperdesk.store import files_base, open_store, target_text
 from paperdesk.store.sqlite import SQLiteStore
 from paperdesk.web import security, texmarkup
 from paperdesk.web.cache import PageCache
@@ -72,6 +72,7 @@ def _secret_for(db: Path) -> bytes:
         return path.read_bytes()
     except FileNotFoundError:
         key = secrets.token_hex(32).encode()
+        path.parent.mkdir(parents=True, exist_ok=True)  # a PostgreSQL store's data dir
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "wb") as f:
             f.write(key)
@@ -81,7 +82,7 @@ def _secret_for(db: Path) -> bytes:
 class Stores:
     """One SQLite connection per server thread (sqlite3 objects are not shared)."""
 
-    def __init__(self, db: Path):
+    def __init__(self, db: str | Path):
         self.db = db
         self.local = threading.local()
         """Per-thread objects: the store, and what is built on it (the search index)."""
@@ -113,10 +114,10 @@ def error_body(status: int, detail: str) -> dict[str, Any]:
 
 
 def create_app(db: str | Path, settings: WebSettings | None = None) -> FastAPI:
-    db = Path(db)
+    db = target_text(db)  # a URL stays a URL (a Path would make `postgresql:/h/db` of it)
     settings = settings or WebSettings()
     if not settings.secret_key:
-        settings.secret_key = _secret_for(db)
+        settings.secret_key = _secret_for(files_base(db))
     app = FastAPI(
         title="paperdesk",
         version=__version__,

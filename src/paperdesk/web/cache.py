@@ -1,15 +1,15 @@
 """A response cache for read-only pages, invalidated by any write to the database.
 
 Pages are pure functions of the URL and the data, so a rendered page can be reused until
-the database changes. "Changed" is judged by the modification time and size of the SQLite
-file and its WAL (two `stat` calls): every committed write touches the WAL. Per-visitor
+the database changes. "Changed" is judged by the store's change marker
+(`paperdesk.store.change_marker`: on SQLite the modification time and size of the file and
+its WAL, two `stat` calls; on PostgreSQL the server's WAL position). Per-visitor
 parts (the CSRF token in forms) are rendered as a placeholder and filled in per request.
 """
 
 from __future__ import annotations
 
 import contextvars
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -20,26 +20,18 @@ from typing import Any
 from fastapi import Request
 from fastapi.responses import Response
 
+from paperdesk.store import change_marker
+
 CSRF_PLACEHOLDER = "__PAPERDESK_CSRF_TOKEN__"
 rendering_for_cache: contextvars.ContextVar[bool] = contextvars.ContextVar("pd_cache", default=False)
 
 
 class PageCache:
-    def __init__(self, db: Path, size: int = 1024):
-        self.files = [db, db.with_name(db.name + "-wal")]
+    def __init__(self, db: str | Path, size: int = 1024):
+        self.generation = change_marker(db)
         self.size = size
         self._lock = threading.Lock()
         self._entries: OrderedDict[Any, tuple[Any, tuple[int, bytes, str | None, list[tuple[str, str]]]]] = OrderedDict()
-
-    def generation(self) -> tuple[int, ...]:
-        out: list[int] = []
-        for f in self.files:
-            try:
-                st = os.stat(f)
-                out += [st.st_mtime_ns, st.st_size]
-            except FileNotFoundError:
-                out += [0, 0]
-        return tuple(out)
 
     def get(self, key: Any) -> tuple[int, bytes, str | None, list[tuple[str, str]]] | None:
         gen = self.generation()

@@ -21,7 +21,6 @@ from typing import Any
 import orjson
 
 from paperdesk.errors import NotFoundError, StoreError
-from paperdesk.merge import merge_records
 from paperdesk.model import SourceRecord
 from paperdesk.store.base import PutResult, Reject, now
 from paperdesk.store.sqlite.connection import (
@@ -39,22 +38,17 @@ from paperdesk.store.sqlite.connection import (
 )
 from paperdesk.store.sqlite.desk import SQLiteDesk
 from paperdesk.store.sqlite.records import (
-    ROW_CATEGORIES,
-    ROW_DAY,
-    ROW_DIGEST,
-    ROW_FORMAT,
-    ROW_RAW,
     PackIds,
     Row,
-    _row_record,
     _split_key,
     decode_record,
-    encode_record,
     insert_rows,
     known_payloads,
     payload_hash,
+    plan_rows,
     prepare_row,
-    source_day,
+    record_rows,
+    update_rows,
 )
 from paperdesk.store.sqlite.search import SQLiteSearch
 from paperdesk.store.sqlite.subjects import SQLiteSubjects
@@ -64,9 +58,14 @@ from paperdesk.store.sqlite.works import SQLiteWorks
 class SQLiteStore:
     """The default backend. Construct with `open_store(path)`."""
 
+    dialect = "sqlite"
+    runs_author_stage = True
+    """Whether the author stage (store/authors.py, raw SQLite connections) runs here."""
+
     def __init__(self, path: str | Path, *, readonly: bool = False):
         self.path = str(path)
         self.readonly = readonly
+        self.applied: list[str] = []
         self._wal_retry_at = 0  # WAL size at which `restart_wal_if_large` tries again
         if readonly:
             self.conn = connect_readonly(self.path)
@@ -97,7 +96,13 @@ class SQLiteStore:
         # in checkpoint fsyncs, and readers are unaffected.
         page = int(self.conn.execute("PRAGMA page_size").fetchone()[0])
         self.conn.execute(f"PRAGMA wal_autocheckpoint={(80 << 20) // page}")
-        self.migrate()
+        self.applied = self.migrate()
+        """The migrations this open applied (`paperdesk db init` names them)."""
+
+    @property
+    def target(self) -> str:
+        """What `open_store` takes to open this store again (another process's)."""
+        return self.path
 
     def _repositories(self) -> None:
         self.works = SQLiteWorks(self.conn)
@@ -311,9 +316,9 @@ class SQLiteStore:
         """`put_records` for records already encoded by `prepare_row` (possibly in another
         process: rows are plain tuples, cheap to pass between processes, unlike records).
 
-        Rows are written with executemany and rowids assigned here (safe: BEGIN IMMEDIATE
-        holds the write lock). A key already stored is merged with `merge_records`."""
-        result = PutResult()
+        Rows are written in bulk (`_bulk_insert`) and rowids assigned here (safe: the write
+        transaction holds the store's write lock). A key already stored is merged with
+        `merge_records` (`plan_rows`)."""
         stamp = now()
         with self.rows_transaction():
             existing = self._existing({r[0] for r in rows})
@@ -324,59 +329,18 @@ class SQLiteStore:
             next_rowid = int(
                 self.conn.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM records").fetchone()[0]
             )
-            fresh: dict[str, tuple[int, Row]] = {}  # inserted in this batch
-            changed: dict[int, SourceRecord] = {}  # rows stored before, updated in this batch
-            stored_of: dict[int, SourceRecord] = {}  # ... and as they were stored
-            payload_rows: list[tuple[Any, ...]] = []
-            for row in rows:
-                key, digest = row[0], row[ROW_DIGEST]
-                if (key, digest) in known:
-                    result.unchanged += 1
-                    continue
-                known.add((key, digest))
-                if key in fresh:  # a second version of a record new in this batch
-                    rowid, first = fresh[key]
-                    merged = merge_records(_row_record(first), _row_record(row))
-                    fresh[key] = (rowid, prepare_row(merged, first[ROW_DIGEST]))
-                    result.updated += 1
-                elif key in existing:
-                    rowid, stored = existing[key]
-                    old = changed.get(rowid, stored)
-                    merged = merge_records(old, _row_record(row))
-                    if encode_record(merged) != encode_record(old):
-                        changed[rowid] = merged
-                        stored_of[rowid] = stored
-                        result.updated += 1
-                        result.keys.append(key)
-                    else:
-                        result.unchanged += 1
-                else:
-                    rowid = next_rowid
-                    next_rowid += 1
-                    fresh[key] = (rowid, row)
-                    result.inserted += 1
-                    result.keys.append(key)
-                payload_rows.append(
-                    (rowid, digest, row[ROW_FORMAT], origin, stamp, row[ROW_RAW])
-                )
-            insert_rows(
-                self.conn,
-                "INSERT OR FAIL INTO records (rowid, key, source, source_id, data, title, year,"
-                " doi, arxiv_id, feed_date, submitted, latest_version, created_at, modified_at, seq,"
-                " appeared)",
-                [
-                    (rowid, *row[:ROW_DIGEST], stamp, stamp, seq, row[ROW_DAY] or stamp[:10])
-                    for rowid, row in fresh.values()
-                ],
+            plan = plan_rows(rows, existing, known, next_rowid, origin=origin, stamp=stamp)
+            self._bulk_insert(
+                "records",
+                "rowid, key, source, source_id, data, title, year, doi, arxiv_id, feed_date,"
+                " submitted, latest_version, created_at, modified_at, seq, appeared",
+                record_rows(plan, stamp, seq),
             )
             self.conn.executemany(
                 "UPDATE records SET data = ?, title = ?, year = ?, doi = ?, arxiv_id = ?,"
                 " feed_date = ?, submitted = ?, latest_version = ?, modified_at = ?, seq = ?,"
                 " appeared = COALESCE(?, appeared) WHERE rowid = ?",
-                [
-                    (*prepare_row(r, "")[3:ROW_DIGEST], stamp, seq, source_day(r), rowid)
-                    for rowid, r in changed.items()
-                ],
+                update_rows(plan, stamp, seq),
             )
             # A changed record's category rows go by their whole key (the table is keyed by
             # code, migration 005), from the record as it was stored: its rows were written
@@ -384,34 +348,25 @@ class SQLiteStore:
             self.conn.executemany(
                 "DELETE FROM record_categories"
                 " WHERE code = ? AND feed_date = ? AND record_rowid = ? AND position = ?",
-                [
-                    (code, r.feed_date or "", rowid, i)
-                    for rowid, r in stored_of.items()
-                    for i, code in enumerate(r.categories)
-                ],
+                plan.stale_category_rows(),
             )
-            cats = [
-                (rowid, row[ROW_CATEGORIES], row[8] or "") for rowid, row in fresh.values()
-            ] + [(rowid, r.categories, r.feed_date or "") for rowid, r in changed.items()]
-            insert_rows(
-                self.conn,
-                "INSERT OR FAIL INTO record_categories (code, feed_date, record_rowid, position)",
-                [
-                    (code, day, rowid, i)
-                    for rowid, codes, day in cats
-                    for i, code in enumerate(codes)
-                ],
+            self._bulk_insert(
+                "record_categories", "code, feed_date, record_rowid, position",
+                plan.category_rows(),
             )
-            insert_rows(
-                self.conn,
-                "INSERT OR FAIL INTO payloads"
-                " (record_rowid, sha256, format, origin, received_at, body)",
-                payload_rows,
+            self._bulk_insert(
+                "payloads", "record_rowid, sha256, format, origin, received_at, body",
+                plan.payloads,
             )
             self._add_rejects(rejects, stamp)
             if checkpoint is not None:
                 self._set_checkpoint(*checkpoint, stamp=stamp)
-        return result
+        return plan.result
+
+    def _bulk_insert(self, table: str, columns: str, rows: Sequence[tuple[Any, ...]]) -> None:
+        """Many rows into `table` (fixed names) in the writer's transaction: multi-row
+        `INSERT OR FAIL` statements here (`insert_rows`), COPY on PostgreSQL."""
+        insert_rows(self.conn, f"INSERT OR FAIL INTO {table} ({columns})", rows)
 
     def _next_seq(self) -> int:
         row = self.conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM records").fetchone()

@@ -338,15 +338,19 @@ class SQLiteWorks:
         """Move everything of work `old` into `new` and leave a redirect."""
         for table in ("work_records", "work_keys", *LSH_TABLES):
             self.conn.execute(f"UPDATE {table} SET work_id = ? WHERE work_id = ?", (new, old))  # noqa: S608
+        self._merge_flags(old, new)
+        self.conn.execute("DELETE FROM works WHERE id = ?", (old,))
+        self.conn.execute("UPDATE work_redirects SET new_id = ? WHERE new_id = ?", (new, old))
+        self.add_redirects([(old, new, reason)])
+
+    def _merge_flags(self, old: int, new: int) -> None:
+        """Work `new` is indexed for what either work was (SQLite's two-argument MAX)."""
         self.conn.execute(
             "UPDATE works SET indexed_title = MAX(indexed_title, (SELECT indexed_title FROM works"
             " WHERE id = ?)), indexed_abstract = MAX(indexed_abstract, (SELECT indexed_abstract"
             " FROM works WHERE id = ?)), updated_at = ? WHERE id = ?",
             (old, old, now(), new),
         )
-        self.conn.execute("DELETE FROM works WHERE id = ?", (old,))
-        self.conn.execute("UPDATE work_redirects SET new_id = ? WHERE new_id = ?", (new, old))
-        self.add_redirects([(old, new, reason)])
 
     def add_redirects(self, rows: Sequence[tuple[int, int, str]]) -> None:
         stamp = now()
@@ -404,13 +408,12 @@ class SQLiteWorks:
         who: str,
         note: str | None,
     ) -> int:
-        cur = self.conn.execute(
+        rows = self.conn.execute(  # RETURNING (SQLite 3.35+): portable, unlike lastrowid
             "INSERT INTO work_curations (action, work_a, work_b, records, who, note, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            " VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
             (action, a, b, orjson.dumps(records).decode(), who, note, now()),
-        )
-        assert cur.lastrowid is not None
-        return cur.lastrowid
+        ).fetchall()  # to the statement's end: nothing left running at COMMIT
+        return int(rows[0][0])
 
     def set_curation_work_b(self, cid: int, work: int) -> None:
         self.conn.execute("UPDATE work_curations SET work_b = ? WHERE id = ?", (work, cid))

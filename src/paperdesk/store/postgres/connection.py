@@ -1,0 +1,320 @@
+"""PostgreSQL connections: one pool per database and process, and `PGConn`, the facade with
+the subset of `sqlite3.Connection` the shared repositories use (`execute`, `executemany`,
+`in_transaction`), running their SQL through the dialect layer.
+
+Why a pool and a facade instead of one connection per store, as on SQLite: a web worker
+opens a store per thread (up to ~40 threads), four workers would hold 160 idle server
+connections. Here a statement outside a transaction borrows a pooled connection for itself
+(autocommit; its rows are fetched whole, as psycopg's client-side cursors do anyway) and
+a transaction or a reader block pins one connection until it ends. Every psycopg import of
+the package is in `postgres/`.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+import psycopg
+from psycopg import conninfo, sql
+from psycopg.adapt import Loader
+from psycopg.types.numeric import FloatDumper, Int8Dumper
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from paperdesk import settings
+from paperdesk.errors import StoreError
+from paperdesk.store.postgres.dialect import make_translator
+
+WRITER_LOCK = 0x7061706572646B  # "paperdk": the advisory lock every write transaction takes
+LOCK_TIMEOUT = "30s"
+"""How long a writer waits for another (SQLite's busy timeout is 30 s as well)."""
+CONNECT_TIMEOUT = 10
+
+
+class _NumberLoader(Loader):
+    """`numeric` (what SUM and AVG of integers give) as an int when whole, else a float:
+    the SQLite backend gives plain numbers, and Decimal would leak into JSON and maths."""
+
+    def load(self, data: Any) -> int | float:
+        text = bytes(data).decode()
+        if "." in text or "e" in text.lower() or text in ("NaN", "Infinity", "-Infinity"):
+            return float(text)
+        return int(text)
+
+
+def describe(url: str) -> str:
+    """`user@host:port/dbname` of a URL, without its password (for messages and `path`)."""
+    try:
+        parts = conninfo.conninfo_to_dict(url)
+    except psycopg.ProgrammingError as exc:
+        raise StoreError(f"not a PostgreSQL URL: {exc}") from exc
+    host = str(parts.get("host") or "localhost")
+    port = str(parts.get("port") or "5432")
+    user = f"{parts['user']}@" if parts.get("user") else ""
+    return f"{user}{host}:{port}/{parts.get('dbname') or ''}"
+
+
+def _configure(conn: psycopg.Connection) -> None:
+    conn.autocommit = True
+    conn.adapters.register_loader("numeric", _NumberLoader)
+    ints: tuple[type, ...] = (np.int64, np.int32, np.int16, np.uint32, np.uint64)
+    for t in ints:
+        conn.adapters.register_dumper(t, Int8Dumper)
+    floats: tuple[type, ...] = (np.float64, np.float32)
+    for t in floats:
+        conn.adapters.register_dumper(t, FloatDumper)
+
+
+class Database:
+    """One PostgreSQL database of this process: its pool and its SQL translator."""
+
+    def __init__(self, url: str):
+        self.url = url
+        self.name = describe(url)
+        try:  # one direct connection first: a clear error, not a pool timing out
+            probe = psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT)
+        except psycopg.Error as exc:
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            raise StoreError(f"cannot connect to PostgreSQL at {self.name}: {reason}") from exc
+        probe.close()
+        self.pool = self._pool(url, "")
+        self._ro_pool: ConnectionPool | None = None
+        self._keys: dict[str, tuple[str, ...]] | None = None
+        self._columns: dict[str, tuple[str, ...]] | None = None
+        self.translate = make_translator(self.primary_keys, self.columns)
+
+    def _pool(self, url: str, kind: str) -> ConnectionPool:
+        return ConnectionPool(
+            url,
+            min_size=1,
+            max_size=settings.PG_POOL.get(),
+            kwargs={"connect_timeout": CONNECT_TIMEOUT},
+            configure=_configure,
+            open=True,
+            name=f"paperdesk{kind} {self.name}",
+        )
+
+    def readers(self) -> ConnectionPool:
+        """The pool of read-only connections (`default_transaction_read_only`: the server
+        refuses any write on them, at no cost per statement), opened on first use."""
+        if self._ro_pool is None:
+            given = conninfo.conninfo_to_dict(self.url).get("options") or ""
+            url = conninfo.make_conninfo(
+                self.url, options=f"{given} -c default_transaction_read_only=on".strip()
+            )
+            self._ro_pool = self._pool(url, " readers")
+        return self._ro_pool
+
+    def primary_keys(self, table: str) -> tuple[str, ...]:
+        if self._keys is None:
+            with self.pool.connection() as c:
+                rows = c.execute(
+                    "SELECT t.relname, array_agg(a.attname ORDER BY k.ord)"
+                    " FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid"
+                    " JOIN pg_namespace n ON n.oid = t.relnamespace"
+                    " CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)"
+                    " JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum"
+                    " WHERE i.indisprimary AND n.nspname = current_schema() GROUP BY t.relname"
+                ).fetchall()
+            self._keys = {str(t): tuple(cols) for t, cols in rows}
+        return self._keys.get(table, ())
+
+    def columns(self, table: str) -> tuple[str, ...]:
+        """A table's columns in order (for an INSERT without a column list)."""
+        if self._columns is None:
+            with self.pool.connection() as c:
+                rows = c.execute(
+                    "SELECT table_name, array_agg(column_name::text ORDER BY ordinal_position)"
+                    " FROM information_schema.columns WHERE table_schema = current_schema()"
+                    " GROUP BY table_name"
+                ).fetchall()
+            self._columns = {str(t): tuple(cols) for t, cols in rows}
+        return self._columns.get(table, ())
+
+    def forget_schema(self) -> None:
+        """After a migration: keys and columns are read again when next needed (and SQL
+        translated again)."""
+        self._keys = None
+        self._columns = None
+        self.translate.cache_clear()  # type: ignore[attr-defined]
+
+    @contextmanager
+    def connection(self, *, readonly: bool = False) -> Iterator[psycopg.Connection]:
+        pool = self.readers() if readonly else self.pool
+        try:
+            with pool.connection() as conn:
+                yield conn
+        except PoolTimeout as exc:
+            raise StoreError(
+                f"no free connection to PostgreSQL at {self.name} within"
+                f" {pool.timeout:.0f} s (PAPERDESK_PG_POOL={pool.max_size})"
+            ) from exc
+
+    def close(self) -> None:
+        self.pool.close()
+        if self._ro_pool is not None:
+            self._ro_pool.close()
+
+
+_DATABASES: dict[tuple[str, int], Database] = {}
+_LOCK = threading.Lock()
+
+
+def database(url: str) -> Database:
+    """The process's `Database` for `url` (a new process — a spawned worker — makes its own)."""
+    key = (url, os.getpid())
+    with _LOCK:
+        db = _DATABASES.get(key)
+        if db is None:
+            db = _DATABASES[key] = Database(url)
+        return db
+
+
+def close_all() -> None:
+    with _LOCK:
+        for key in [k for k in _DATABASES if k[1] == os.getpid()]:
+            _DATABASES.pop(key).close()
+
+
+def forget(url: str) -> None:
+    """Close this process's pools of `url` (a test dropping its schema)."""
+    with _LOCK:
+        db = _DATABASES.pop((url, os.getpid()), None)
+    if db is not None:
+        db.close()
+
+
+class Result:
+    """What `PGConn.execute` gives: the rows, fetched, with the cursor methods callers use."""
+
+    def __init__(self, rows: list[tuple[Any, ...]], rowcount: int):
+        self._rows = rows
+        self._at = 0
+        self.rowcount = rowcount
+
+    def fetchone(self) -> tuple[Any, ...] | None:
+        if self._at >= len(self._rows):
+            return None
+        self._at += 1
+        return self._rows[self._at - 1]
+
+    def fetchmany(self, n: int = 1) -> list[tuple[Any, ...]]:
+        out = self._rows[self._at : self._at + n]
+        self._at += len(out)
+        return out
+
+    def fetchall(self) -> list[tuple[Any, ...]]:
+        out = self._rows[self._at :]
+        self._at = len(self._rows)
+        return out
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        while (row := self.fetchone()) is not None:
+            yield row
+
+
+def _run(cur: psycopg.Cursor, text: str, params: Sequence[Any] | None) -> Result:
+    cur.execute(text, params)  # translated at run time
+    rows = cur.fetchall() if cur.description is not None else []
+    return Result(rows, cur.rowcount)
+
+
+class PGConn:
+    """A store's view of its database: the methods of `sqlite3.Connection` the repositories
+    call, on a pooled connection per statement or the one pinned by a transaction."""
+
+    dialect = "postgresql"
+    """Read by the few shared queries that spell one expression per backend."""
+
+    def __init__(self, db: Database, *, readonly: bool = False):
+        self.db = db
+        self.readonly = readonly
+        self.pinned: psycopg.Connection | None = None
+        self._depth = 0
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.pinned is not None
+
+    @contextmanager
+    def _conn(self) -> Iterator[psycopg.Connection]:
+        if self.pinned is not None:
+            yield self.pinned
+        else:
+            with self.db.connection(readonly=self.readonly) as conn:
+                yield conn
+
+    def execute(self, text: str, params: Sequence[Any] | None = ()) -> Result:
+        query = self.db.translate(text)
+        with self._conn() as conn:
+            try:
+                return _run(conn.cursor(), query, params)
+            except psycopg.Error as exc:
+                raise _error(exc, self.db, text) from exc
+
+    def executemany(self, text: str, rows: Sequence[Sequence[Any]] | Iterator[Any]) -> Result:
+        rows = list(rows)
+        if not rows:
+            return Result([], 0)
+        query = self.db.translate(text)
+        with self._conn() as conn:
+            try:
+                with conn.cursor() as cur:
+                    if self.pinned is None:
+                        with conn.transaction():
+                            cur.executemany(query, rows)
+                    else:
+                        cur.executemany(query, rows)
+                    return Result([], cur.rowcount)
+            except psycopg.Error as exc:
+                raise _error(exc, self.db, text) from exc
+
+    def raw(self, query: str | sql.Composed, params: Sequence[Any] | None = None) -> Result:
+        """PostgreSQL's own SQL (already in its dialect), for the backend's overrides."""
+        with self._conn() as conn:
+            try:
+                return _run(conn.cursor(), query, params)  # type: ignore[arg-type]
+            except psycopg.Error as exc:
+                raise _error(exc, self.db, str(query)) from exc
+
+    @contextmanager
+    def pin(self, *, write: bool) -> Iterator[psycopg.Connection]:
+        """One transaction on one connection for the block (nested use joins it). A write
+        transaction first takes the store's writer lock: one writer at a time, as on
+        SQLite (`BEGIN IMMEDIATE`); a second waits for it up to `LOCK_TIMEOUT`."""
+        if self.pinned is not None:
+            self._depth += 1
+            try:
+                yield self.pinned
+            finally:
+                self._depth -= 1
+            return
+        with self.db.connection(readonly=self.readonly) as conn:
+            try:
+                with conn.transaction():
+                    self.pinned = conn
+                    if write:
+                        conn.execute(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
+                        conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITER_LOCK,))
+                    else:
+                        conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                    yield conn
+            except psycopg.Error as exc:
+                raise _error(exc, self.db, "COMMIT") from exc
+            finally:
+                self.pinned = None
+
+
+def _error(exc: psycopg.Error, db: Database, text: str) -> StoreError:
+    if isinstance(exc, psycopg.OperationalError) and exc.sqlstate is None:
+        return StoreError(f"lost the connection to PostgreSQL at {db.name}: {exc}")
+    if isinstance(exc, psycopg.errors.LockNotAvailable):
+        return StoreError(f"another writer holds the store at {db.name} (waited {LOCK_TIMEOUT})")
+    if isinstance(exc, psycopg.errors.ReadOnlySqlTransaction):
+        return StoreError(f"a read-only view cannot write: readonly ({db.name})")
+    first = " ".join(text.split())[:160]
+    return StoreError(f"PostgreSQL at {db.name}: {' '.join(str(exc).split())} [{first}]")

@@ -1,0 +1,127 @@
+"""The repositories on PostgreSQL: the SQLite ones (their SQL runs through the dialect
+layer) with the few statements that PostgreSQL spells differently overridden, each with
+PostgreSQL's own SQL (`PGConn.raw`), and bulk band-key writes by COPY."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+from paperdesk.store.base import now
+from paperdesk.store.postgres.connection import PGConn
+from paperdesk.store.sqlite.search import SQLiteSearch
+from paperdesk.store.sqlite.subjects import SQLiteSubjects
+from paperdesk.store.sqlite.works import SQLiteWorks
+
+_AFTER_ALL = (1 << 63) - 1
+"""Above every rowid (BIGINT's largest)."""
+
+
+def changed_pages(
+    conn: PGConn, after_seq: int, batch: int
+) -> Iterator[list[tuple[int, int, bytes]]]:
+    """Pages of (rowid, seq, data) changed after `after_seq`, in (seq, rowid) order, by
+    keyset: a page at a time instead of the whole result (1M records are ~2.5 GB)."""
+    seq, rowid = after_seq, _AFTER_ALL  # first page: seq > after_seq, whatever the rowid
+    while True:
+        rows = conn.raw(
+            "SELECT rowid, seq, data FROM records WHERE (seq, rowid) > (%s, %s)"
+            " ORDER BY seq, rowid LIMIT %s",
+            (seq, rowid, batch),
+        ).fetchall()
+        if rows:
+            yield [(int(r), int(s), bytes(d)) for r, s, d in rows]
+        if len(rows) < batch:
+            return
+        rowid, seq = int(rows[-1][0]), int(rows[-1][1])
+
+
+def _one(conn: PGConn, text: str, params: Sequence[object] = ()) -> int:
+    row = conn.raw(text, params).fetchone()
+    return int(row[0] or 0) if row else 0
+
+
+class PGWorks(SQLiteWorks):
+    """The works repository on PostgreSQL."""
+
+    conn: PGConn  # type: ignore[assignment]
+
+    def changed_rows(self, after_seq: int, batch: int) -> Iterator[list[tuple[int, int, bytes]]]:
+        return changed_pages(self.conn, after_seq, batch)
+
+    def max_redirect_id(self) -> int:
+        return _one(
+            self.conn,
+            "SELECT GREATEST((SELECT MAX(old_id) FROM work_redirects),"
+            " (SELECT MAX(new_id) FROM work_redirects))",
+        )
+
+    def first_new_id(self, base: int) -> int:
+        if base:
+            return max(_one(self.conn, "SELECT MAX(id) FROM works") + 1, base)
+        return (
+            _one(
+                self.conn,
+                "SELECT GREATEST((SELECT MAX(id) FROM works),"
+                " (SELECT MAX(old_id) FROM work_redirects))",
+            )
+            + 1
+        )
+
+    def max_redirect_below(self, base: int) -> int:
+        return _one(
+            self.conn,
+            "SELECT GREATEST((SELECT MAX(old_id) FROM work_redirects WHERE old_id < %s),"
+            " (SELECT MAX(new_id) FROM work_redirects WHERE new_id < %s))",
+            (base, base),
+        )
+
+    def day_rows(self) -> int:
+        """About how many rows `work_lsh_day` holds: its identity keeps counting across
+        folds (SQLite's rowids start again), so the span of the ids it holds."""
+        row = self.conn.raw("SELECT MAX(rowid) - MIN(rowid) + 1 FROM work_lsh_day").fetchone()
+        return int(row[0] or 0) if row else 0
+
+    def add_lsh(self, rows: np.ndarray, *, day: bool) -> None:
+        """(band key, record rowid, work) rows by COPY, in their order (their `rowid`)."""
+        table = "work_lsh_day" if day else "work_lsh"
+        conn = self.conn.pinned
+        if conn is None or not len(rows):
+            super().add_lsh(rows, day=day)
+            return
+        with conn.cursor() as cur, cur.copy(
+            f"COPY {table} (band_key, record_rowid, work_id) FROM STDIN"
+        ) as copy:
+            for row in rows.tolist():
+                copy.write_row(row)
+
+    def _merge_flags(self, old: int, new: int) -> None:
+        self.conn.raw(
+            "UPDATE works SET indexed_title = GREATEST(indexed_title, (SELECT indexed_title"
+            " FROM works WHERE id = %s)), indexed_abstract = GREATEST(indexed_abstract,"
+            " (SELECT indexed_abstract FROM works WHERE id = %s)), updated_at = %s WHERE id = %s",
+            (old, old, now(), new),
+        )
+
+
+class PGSubjects(SQLiteSubjects):
+    """The subjects repository on PostgreSQL (all of its SQL is portable)."""
+
+
+class PGSearch(SQLiteSearch):
+    """The search repository on PostgreSQL."""
+
+    def orphan_docnos(self) -> list[int]:
+        conn: PGConn = self.conn  # type: ignore[assignment]
+        return [
+            int(r[0])
+            for r in conn.raw(
+                "SELECT s.docno FROM search_docs s WHERE "
+                "(s.work_id ~ '^W[0-9]' AND NOT EXISTS (SELECT 1 FROM work_records m"
+                "  WHERE m.work_id = CASE WHEN s.work_id ~ '^W[0-9]+$'"
+                "  THEN substr(s.work_id, 2)::bigint END)) "
+                "OR (s.work_id !~ '^W[0-9]' AND EXISTS (SELECT 1 FROM work_records m"
+                "  WHERE m.record_key = s.work_id))"
+            )
+        ]
