@@ -19,7 +19,7 @@ FILES = [
 ]
 
 
-def ingest_mixed(db: Path) -> int:
+def ingest_mixed(db: Path | str) -> int:
     """Ingest every file of `FILES` into the store at `db`; the records stored."""
     from paperdesk.ingest import ingest_paths
     from paperdesk.store import open_store

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -26,12 +27,12 @@ def _today() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%d")
 
 
-def test_every_record_of_every_shape_is_on_a_day(tmp_path: Path) -> None:
+def test_every_record_of_every_shape_is_on_a_day(new_target: Callable[[str], str]) -> None:
     """Feed day, else the source's publication or submission day, else the day received;
-    the home page shows the newest day that has any, with papers on it."""
-    n = ingest_mixed(tmp_path / "m.db")
+    the home page shows the newest day that has any, with papers on it (both backends)."""
+    n = ingest_mixed(new_target("m.db"))
     assert n >= 40
-    with open_store(tmp_path / "m.db") as store:
+    with open_store(new_target("m.db")) as store:
         rows = dict(store.conn.execute("SELECT key, appeared FROM records"))
         assert all(rows.values()), [k for k, v in rows.items() if not v]
         # Crossref `issued` 2015-11-19; an OpenReview note's pdate; BibTeX has a year only.
@@ -119,10 +120,11 @@ def test_a_run_whose_process_is_gone_is_interrupted(tmp_path: Path) -> None:
         assert pipeline.status(store)["stage"] == "works"
 
 
-def test_a_run_killed_mid_stage_is_finished_by_the_next(tmp_path: Path) -> None:
+def test_a_run_killed_mid_stage_is_finished_by_the_next(new_target: Callable[[str], str]) -> None:
     """SIGKILL `paperdesk pipeline` while a later stage runs: the stages before it stay
-    done, the status says `interrupted`, and the next run finishes without redoing them."""
-    db = tmp_path / "m.db"
+    done, the status says `interrupted`, and the next run finishes without redoing them
+    (both backends)."""
+    db = new_target("m.db")
     ingest_mixed(db)
     proc = subprocess.Popen(
         [sys.executable, "-m", "paperdesk", "--db", str(db), "pipeline"],

@@ -11,7 +11,7 @@ import pytest
 from lxml import etree
 from starlette.testclient import TestClient
 
-from conftest import open_feed, shared_file
+from conftest import BACKENDS, PGSchemas, open_feed, shared_file
 from paperdesk.ingest import ingest_paths
 from paperdesk.resolve.authors import resolve_authors
 from paperdesk.resolve.works_run import resolve_works
@@ -24,8 +24,10 @@ HOSTILE_TITLE = '<img src=x onerror="window.__pwned=1"> Attention is all you nee
 HOSTILE_ABSTRACT = "<script>window.__pwned=1</script> We study $\\mathcal{O}(n^2)$ attention."
 
 
-@pytest.fixture(scope="module")
-def client(tmp_path_factory: pytest.TempPathFactory) -> TestClient:
+@pytest.fixture(scope="module", params=BACKENDS)
+def client(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> TestClient:
+    """The site over a store of the first 600 feed lines, resolved and indexed: on SQLite,
+    then on PostgreSQL (every test below runs on both)."""
     tmp = tmp_path_factory.mktemp("web")
     feed = tmp / "feed.jsonl"
     with open_feed() as f:
@@ -35,13 +37,18 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> TestClient:
         "source": "evil", "id": "1", "title": HOSTILE_TITLE, "abstract": HOSTILE_ABSTRACT,
         "authors": ["Mallory <b>Bold</b>"], "date": "2025-03-18", "categories": ["cs.LG"],
     }) + "\n")
-    db = tmp / "p.db"
+    db = str(tmp / "p.db")
+    if request.param == "postgresql":
+        schemas = PGSchemas()
+        request.addfinalizer(schemas.close)
+        db = schemas.new()
     with open_store(db) as store:
         ingest_paths(store, [feed, hostile, shared_file("arxiv/abs/hep-th/papers/9709/9709111.abs")])
         # the hostile record appears on a day of its own, the day before the feed starts
         store.conn.execute("UPDATE records SET feed_date = '2025-03-17', appeared = '2025-03-17' WHERE source = 'evil'")
         resolve_works(store)
-        resolve_authors(store)
+        if store.runs_author_stage:
+            resolve_authors(store)
         update_index(store)
         curators.add_curator(store, "carol", "correct horse battery")
     settings = WebSettings(admin_token="t0ken-for-tests-only")
@@ -169,6 +176,8 @@ def test_subjects_index_and_pages(client: TestClient) -> None:
 
 
 def test_author_pages(client: TestClient) -> None:
+    if "postgresql" in str(client.app.state.stores.db):  # type: ignore[attr-defined]
+        pytest.skip("the author stage does not run on PostgreSQL yet (store/authors.py)")
     works = client.get("/index.json").json()["works"]
     author = next(a for w in works for a in w["authors"] if a["author_id"])
     data = client.get(f"/authors/{author['author_id']}.json").json()
