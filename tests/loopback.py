@@ -124,9 +124,9 @@ def build_store(tmp: Path, records: list[dict[str, Any]] | None = None, *,
     return db
 
 
-def feed_store(tmp: Path, lines: int = 300) -> Path:
+def feed_store(tmp: Path, lines: int = 300, db: str | None = None) -> Path | str:
     """A resolved, keyword-indexed store of the committed feed's first `lines` lines (the
-    desk's HTTP, feed and browser tests)."""
+    desk's HTTP, feed and browser tests): `tmp/p.db`, or the store `db` names (a URL)."""
     from itertools import islice
 
     from conftest import open_feed
@@ -138,9 +138,9 @@ def feed_store(tmp: Path, lines: int = 300) -> Path:
     feed = tmp / "feed.jsonl"
     with open_feed() as f:
         feed.write_bytes(b"".join(islice(f, lines)))
-    db = tmp / "p.db"
-    with open_store(db) as store:
+    target: Path | str = db or tmp / "p.db"
+    with open_store(target) as store:
         ingest_paths(store, [feed], workers=0)
         resolve_works(store)
         update_index(store, embed=False, show_progress=False)
-    return db
+    return target

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from importlib import resources
 from itertools import islice
 from pathlib import Path
@@ -41,8 +42,11 @@ def feed_rows(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict
 
 
 @pytest.fixture()
-def store(tmp_path: Path, feed_rows: tuple[Path, list[dict[str, Any]]]) -> SQLiteStore:
-    s = open_store(tmp_path / "p.db")
+def store(
+    new_target: Callable[[str], str], feed_rows: tuple[Path, list[dict[str, Any]]]
+) -> SQLiteStore:
+    """A store of 300 feed records, resolved, with two users: on SQLite, then PostgreSQL."""
+    s = open_store(new_target("p.db"))
     ingest_paths(s, [feed_rows[0]])
     resolve_works(s)
     curators.add_user(s, "alice", PASSWORD)
@@ -223,7 +227,7 @@ def test_bad_library_files_are_refused(store: SQLiteStore) -> None:
 
 
 def test_cli_user_and_library(store: SQLiteStore, tmp_path: Path) -> None:
-    db = store.path
+    db = store.target
     store.close()
     run = CliRunner().invoke
     r = run(main, ["--db", db, "user", "add", "carla", "--password-stdin", "--curator"], input=PASSWORD + "\n")

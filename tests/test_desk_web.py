@@ -14,6 +14,7 @@ import httpx
 import pytest
 from lxml import etree
 
+from conftest import BACKENDS, PGSchemas
 from loopback import feed_store, serve
 from paperdesk.store import curators, open_store
 
@@ -25,12 +26,17 @@ author = {Park, Jungyeon}, eprint = {2503.11677}, archivePrefix = {arXiv}}
 """
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+@pytest.fixture(scope="module", params=BACKENDS)
+def site(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, Any]]:
+    """Two servers (sign-up open, closed) on one store: SQLite, then PostgreSQL."""
     from paperdesk.web.app import WebSettings, create_app
 
     tmp = tmp_path_factory.mktemp("deskweb")
-    db = feed_store(tmp)
+    schemas = PGSchemas()
+    request.addfinalizer(schemas.close)
+    db = feed_store(tmp, db=schemas.new() if request.param == "postgresql" else None)
     with open_store(db) as store:
         curators.add_curator(store, "carol", PASSWORD)
         curators.add_user(store, "bob", PASSWORD)

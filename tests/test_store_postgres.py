@@ -89,13 +89,15 @@ def test_db_init_creates_the_schema_once(pg_url: str) -> None:
     run = CliRunner().invoke(main, ["--db", pg_url, "db", "init", "--json"])
     assert run.exit_code == 0, run.output
     out = orjson.loads(run.output)
-    assert out["backend"] == "postgresql" and out["applied"] == ["080_base.sql"]
+    files = sorted(p.name for p in (SRC / "postgres" / "schema").glob("*.sql"))
+    assert out["backend"] == "postgresql" and out["applied"] == files
+    assert files[:2] == ["080_base.sql", "081_desk.sql"]
     assert "paperdesk:" not in out["db"]  # no password in what is shown
     again = CliRunner().invoke(main, ["--db", pg_url, "db", "init"])
     assert again.exit_code == 0 and "schema up to date" in again.output
     with open_store(pg_url) as store:
-        names = [r[0] for r in store.conn.execute("SELECT name FROM migrations")]
-        assert names == ["080_base.sql"]
+        names = [r[0] for r in store.conn.execute("SELECT name FROM migrations ORDER BY name")]
+        assert names == files
         assert store.derived_format("works") == 1
 
 
@@ -168,7 +170,12 @@ def _snapshot(target: str) -> dict[str, object]:
                 "SELECT record_key, work_id, how FROM work_records ORDER BY record_key")],
             "curations": [tuple(r) for r in q(
                 "SELECT id, action, work_a, records, who FROM work_curations ORDER BY id")],
-            "curators": [tuple(r) for r in q("SELECT username, password_hash FROM curators")],
+            "users": [tuple(r) for r in q(
+                "SELECT username, password_hash, role FROM users ORDER BY username")],
+            "library": [tuple(r) for r in q(
+                "SELECT username, item, tags, note FROM library ORDER BY username, item")],
+            "own": [tuple(r) for r in q("SELECT id, username, data FROM user_records ORDER BY id")],
+            "saved": [tuple(r) for r in q("SELECT id, name, query FROM saved_searches ORDER BY id")],
             "checkpoints": [tuple(r) for r in q("SELECT name, value FROM checkpoints ORDER BY name")],
         }
 
@@ -177,6 +184,7 @@ def _snapshot(target: str) -> dict[str, object]:
 def test_db_copy_sqlite_to_postgresql_and_back_keeps_everything(
     tmp_path: Path, pg_url: str
 ) -> None:
+    from paperdesk.desk import library
     from paperdesk.resolve.works_curate import merge_works
     from paperdesk.resolve.works_run import resolve_works
 
@@ -187,6 +195,11 @@ def test_db_copy_sqlite_to_postgresql_and_back_keeps_everything(
         ids = sorted({w for w in store.works.assignment().values()})[:2]
         merge_works(store, f"W{ids[0]}", f"W{ids[1]}", who="carol")
         curators.add_curator(store, "carol", "correct horse battery")
+        curators.add_user(store, "dave", "another long password")
+        library.add(store, "dave", [f"W{ids[0]}", "arxiv:2503.11677"])
+        library.update(store, "dave", f"W{ids[0]}", tags=["to-read"], note="küçük ' note")
+        store.desk.add_own("dave", {"title": "My own paper"}, "bibtex:me2020", "2026-12-02")
+        store.desk.add_search("dave", "mine", "diffusion cat:cs.CV", "2026-12-02")
     run = CliRunner().invoke(main, ["db", "copy", src, pg_url, "--json"])
     assert run.exit_code == 0, run.output
     report = orjson.loads(run.output)
@@ -202,6 +215,10 @@ def test_db_copy_sqlite_to_postgresql_and_back_keeps_everything(
         ids = [r[0] for r in store.conn.execute("SELECT id FROM payloads ORDER BY id")]
         assert len(ids) == len(set(ids)) and ids[-1] == len(ids)
         assert curators.check_login(store, "carol", "correct horse battery")
+        assert curators.role_of(store, "carol") == "curator"
+        assert store.desk.add_own("dave", {"title": "2"}, "x", "2026-12-02") == 2  # next id
+        saved = {row[1] for row in before["library"]}  # type: ignore[attr-defined]
+        assert {i["item"] for i in library.items(store, "dave")} == saved
     again = CliRunner().invoke(main, ["db", "copy", src, pg_url])
     assert again.exit_code == 1 and "already holds records" in again.output
 
@@ -294,3 +311,27 @@ def test_the_least_privileged_user_of_docs_postgresql_md_runs_the_stages(pg_url:
                 f"DROP ROLE {role}",
             ):
                 conn.execute(sql)  # type: ignore[arg-type]
+
+
+@pytest.mark.postgres
+def test_sqlite_style_transactions_and_lastrowid_work_on_postgresql(pg_url: str) -> None:
+    """Code written for SQLite's explicit transactions (`_Tx`: BEGIN IMMEDIATE … COMMIT or
+    ROLLBACK) and `cursor.lastrowid` runs unchanged on the facade."""
+    from paperdesk.store.sqlite.connection import _Tx
+
+    insert = "INSERT INTO rejects (origin, record_no, error, created_at) VALUES (?, ?, ?, ?)"
+    with open_store(pg_url) as store:
+        with pytest.raises(RuntimeError), _Tx(store.conn):  # type: ignore[arg-type]
+            store.conn.execute(insert, ("f", 1, "e", "t"))
+            raise RuntimeError("undo")
+        assert store.count_records() == 0 and store.list_rejects() == []
+        with _Tx(store.conn):  # type: ignore[arg-type]
+            first = store.conn.execute(insert, ("f", 2, "e", "t")).lastrowid
+            second = store.conn.execute(insert, ("f", 3, "e", "t")).lastrowid
+        assert first is not None and second == first + 1
+        assert [r.record_no for r in store.list_rejects()] == [3, 2]
+        again = store.conn.execute(
+            "INSERT OR IGNORE INTO rejects (origin, record_no, error, created_at)"
+            " VALUES (?, ?, ?, ?)", ("f", 3, "e", "t"))
+        assert again.rowcount == 0 and again.lastrowid is None
+        assert not store.conn.in_transaction

@@ -13,9 +13,10 @@ the package is in `postgres/`.
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import numpy as np
@@ -85,6 +86,7 @@ class Database:
         self._ro_pool: ConnectionPool | None = None
         self._keys: dict[str, tuple[str, ...]] | None = None
         self._columns: dict[str, tuple[str, ...]] | None = None
+        self._identity: dict[str, str] | None = None
         self.translate = make_translator(self.primary_keys, self.columns)
 
     def _pool(self, url: str, kind: str) -> ConnectionPool:
@@ -123,6 +125,17 @@ class Database:
             self._keys = {str(t): tuple(cols) for t, cols in rows}
         return self._keys.get(table, ())
 
+    def identity(self, table: str) -> str | None:
+        """The identity column a table's rows get their id from (`lastrowid`), if any."""
+        if self._identity is None:
+            with self.pool.connection() as c:
+                rows = c.execute(
+                    "SELECT table_name, column_name FROM information_schema.columns"
+                    " WHERE table_schema = current_schema() AND is_identity = 'YES'"
+                ).fetchall()
+            self._identity = {str(t): str(col) for t, col in rows}
+        return self._identity.get(table)
+
     def columns(self, table: str) -> tuple[str, ...]:
         """A table's columns in order (for an INSERT without a column list)."""
         if self._columns is None:
@@ -140,6 +153,7 @@ class Database:
         translated again)."""
         self._keys = None
         self._columns = None
+        self._identity = None
         self.translate.cache_clear()  # type: ignore[attr-defined]
 
     @contextmanager
@@ -191,10 +205,12 @@ def forget(url: str) -> None:
 class Result:
     """What `PGConn.execute` gives: the rows, fetched, with the cursor methods callers use."""
 
-    def __init__(self, rows: list[tuple[Any, ...]], rowcount: int):
+    def __init__(self, rows: list[tuple[Any, ...]], rowcount: int, lastrowid: int | None = None):
         self._rows = rows
         self._at = 0
         self.rowcount = rowcount
+        self.lastrowid = lastrowid
+        """The id an INSERT gave its row (a table with an identity column), as sqlite3's."""
 
     def fetchone(self) -> tuple[Any, ...] | None:
         if self._at >= len(self._rows):
@@ -217,6 +233,15 @@ class Result:
             yield row
 
 
+_TX_VERBS = {
+    "BEGIN": "BEGIN", "BEGIN IMMEDIATE": "BEGIN", "BEGIN TRANSACTION": "BEGIN",
+    "COMMIT": "COMMIT", "END": "COMMIT", "ROLLBACK": "ROLLBACK",
+}  # fmt: skip
+_VALUES = re.compile(r"\bVALUES\b", re.IGNORECASE)
+_NOT_VALUES = re.compile(r"\bSELECT\b|\bRETURNING\b", re.IGNORECASE)
+_INSERT = re.compile(r"^\s*INSERT\s+(?:OR\s+\w+\s+)?INTO\s+([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
+
+
 def _run(cur: psycopg.Cursor, text: str, params: Sequence[Any] | None) -> Result:
     cur.execute(text, params)  # translated at run time
     rows = cur.fetchall() if cur.description is not None else []
@@ -235,6 +260,8 @@ class PGConn:
         self.readonly = readonly
         self.pinned: psycopg.Connection | None = None
         self._depth = 0
+        self._open: ExitStack | None = None
+        """A transaction opened by a `BEGIN` statement, until its COMMIT or ROLLBACK."""
 
     @property
     def in_transaction(self) -> bool:
@@ -249,12 +276,44 @@ class PGConn:
                 yield conn
 
     def execute(self, text: str, params: Sequence[Any] | None = ()) -> Result:
+        verb = _TX_VERBS.get(" ".join(text.split()).upper())
+        if verb is not None:
+            self._explicit(verb)
+            return Result([], -1)
         query = self.db.translate(text)
+        m = _INSERT.match(text)  # INSERT … VALUES of one statement: sqlite3's `lastrowid`
+        key = (
+            self.db.identity(m.group(1))
+            if m and _VALUES.search(text) and not _NOT_VALUES.search(text)
+            else None
+        )
         with self._conn() as conn:
             try:
-                return _run(conn.cursor(), query, params)
+                if key is None:
+                    return _run(conn.cursor(), query, params)
+                got = _run(conn.cursor(), f"{query} RETURNING {key}", params)
+                row = got.fetchone()
+                return Result([], got.rowcount, int(row[0]) if row else None)
             except psycopg.Error as exc:
                 raise _error(exc, self.db, text) from exc
+
+    def _explicit(self, verb: str) -> None:
+        """SQLite-style `BEGIN IMMEDIATE` / `COMMIT` / `ROLLBACK` statements (code written
+        for SQLite's explicit transactions, e.g. `_Tx`): a `pin` opened and closed by hand."""
+        if verb == "BEGIN":
+            if self._open is not None:
+                raise StoreError("BEGIN inside a transaction")
+            opened = ExitStack()
+            opened.enter_context(self.pin(write=not self.readonly))
+            self._open = opened
+            return
+        stack, self._open = self._open, None
+        if stack is None:
+            raise StoreError(f"{verb} without a transaction")
+        if verb == "COMMIT":
+            stack.close()
+        else:  # psycopg.Rollback: the transaction block rolls back and swallows it
+            stack.__exit__(psycopg.Rollback, psycopg.Rollback(), None)
 
     def executemany(self, text: str, rows: Sequence[Sequence[Any]] | Iterator[Any]) -> Result:
         rows = list(rows)

@@ -33,6 +33,7 @@ from paperdesk.store.base import now
 from paperdesk.store.postgres.connection import PGConn, database, describe
 from paperdesk.store.postgres.repositories import PGSearch, PGSubjects, PGWorks, changed_pages
 from paperdesk.store.sqlite.connection import Aside
+from paperdesk.store.sqlite.desk import SQLiteDesk
 from paperdesk.store.sqlite.records import decode_record
 from paperdesk.store.sqlite.store import SQLiteStore
 
@@ -99,6 +100,7 @@ class PGStore(SQLiteStore):
         self.works = PGWorks(self.conn)
         self.subjects = PGSubjects(self.conn)
         self.search = PGSearch(self.conn)
+        self.desk = SQLiteDesk(self.conn)  # its SQL is portable as it is
 
     @property
     def pg(self) -> PGConn:
