@@ -52,6 +52,25 @@ def test_rare_and_common_names_from_the_slice_and_the_prior() -> None:
     assert default_prior().distinct > 200_000
 
 
+def test_block_crowding_is_counted_on_the_prior_scale() -> None:
+    """A store holding only Percy Liang's records still sees "liang p" as crowded as the
+    feed's ~234k names make it (Peng, Ping, Pei … Liang): the model is trained on
+    OpenReview's names plus this prior, so a block must not look emptier in a small store
+    than it did in training (nor crowded only in a big one)."""
+    liang = [n for n in _slice_names() if _form(n) == "percy liang"]
+    assert liang
+    alone = NameStats((_form(n) for n in liang), prior=None)
+    stats = NameStats(_form(n) for n in liang)
+    assert alone.block_people("percy liang") == 1
+    assert stats.block_people("percy liang") == default_prior().block_people("percy liang") >= 10
+    # A block the prior does not list keeps the store's own count.
+    assert NameStats(["vardan papyan", "v papyan"]).block_people("v papyan") == 1
+    # The prior's format keeps block counts from PRIOR_BLOCK_MIN given names on.
+    three = NameStats(["peng liang", "percy liang", "ping liang", "yann lecun"], prior=None)
+    back = NameStats.from_json(three.to_json())
+    assert back.block_people("p liang") == 3 and back.block_people("yann lecun") == 0
+
+
 @pytest.fixture(scope="module")
 def resolved(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("rarity") / "slice.db"

@@ -29,7 +29,7 @@ from paperdesk.resolve.authors_eval import (
     key_baseline,
     load_openreview,
 )
-from paperdesk.resolve.authors_features import Signature, set_frequencies, signatures_from_record
+from paperdesk.resolve.authors_features import Signature, set_people, signatures_from_record
 from paperdesk.resolve.authors_names import first_names_relation, load_variant_pairs, parse_given
 from paperdesk.store import authors as db
 from paperdesk.store import open_store
@@ -157,7 +157,7 @@ def openreview() -> LabelledSet:
 
 def _block(data: LabelledSet, key: str) -> tuple[list[Signature], dict[str, str | None]]:
     sigs = [s for r in data.records for s in signatures_from_record(r)]
-    set_frequencies(sigs)
+    set_people(sigs)
     return [s for s in sigs if s.block == key], data.truth
 
 
@@ -424,7 +424,7 @@ def test_parallel_clustering_gives_the_serial_labels(openreview: LabelledSet) ->
     import paperdesk.resolve.authors_disambiguate as dis
 
     sigs = [s for r in openreview.records[:1500] for s in signatures_from_record(r)]
-    set_frequencies(sigs)
+    set_people(sigs)
     serial = disambiguate(sigs, processes=1)
     old = dis.PARALLEL_MIN
     dis.PARALLEL_MIN = 0
@@ -444,7 +444,7 @@ def _day_pairs(data: LabelledSet, seed: int) -> tuple[list[Signature], Any, set[
 
     recs = _records(data, {"Jun Liu", "Yang Liu", "Chelsea Finn", "Sergey Levine"})
     sigs = [s for r in recs for s in signatures_from_record(r)]
-    set_frequencies(sigs)
+    set_people(sigs)
     rng = random.Random(seed)
     new = {r.key for r in recs if rng.random() < 0.1}  # as a day: new records' signatures
     fixed = {s.sig_id for s in sigs if s.record_key not in new}
@@ -498,8 +498,7 @@ def test_stored_samples_score_like_their_records(openreview: LabelledSet, tmp_pa
         assert got.key_codes is not None and not got.coauthors
         assert got.key_codes.tolist() == sorted(key_code(k) for k in want.coauthors)
         assert {**got.__dict__, "text": "", "key_codes": None} == {
-            **want.__dict__, "text": "", "name_count": 1, "block_count": 1, "total": got.total,
-            "coauthors": frozenset(),
+            **want.__dict__, "text": "", "coauthors": frozenset(),
         }
         row = text_vectors([want])
         assert list(idx) == list(row.indices) and np.array_equal(val, row.data)
@@ -745,12 +744,7 @@ def assert_names_exact(conn: sqlite3.Connection) -> None:
         ).fetchall()
     names = [r[0] for r in q("SELECT DISTINCT name_folded FROM author_signatures")]
     blocks = [r[0] for r in q("SELECT DISTINCT block FROM author_signatures")]
-    assert db.name_counts(conn, [*names, "nobody here"]) == dict(
-        q("SELECT name_folded, COUNT(*) FROM author_signatures GROUP BY name_folded")
-    )
-    assert db.block_counts(conn, blocks) == dict(
-        q("SELECT block, COUNT(*) FROM author_signatures GROUP BY block")
-    )
+    assert set(db.name_forms(conn)) >= set(names)
     for name in names:
         assert db.profiles_by_name(conn, name) == [
             r[0] for r in q(
@@ -1123,8 +1117,7 @@ def _as_stored(sig: Signature) -> Signature:
     row = text_vectors([sig])
     meta, keys, vec = authors_samples.encode(sig, (row.indices, row.data))
     back, _ = authors_samples.decode(sig.sig_id, meta, keys, vec)
-    back.name_count, back.block_count, back.total = sig.name_count, sig.block_count, sig.total
-    back.people, back.block_people = sig.people, sig.block_people  # set by set_frequencies
+    back.people, back.block_people = sig.people, sig.block_people  # set by set_people
     return back
 
 

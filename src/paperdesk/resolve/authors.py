@@ -335,7 +335,7 @@ def _resolve_authors(
     stats.reclustered_blocks = len(recluster)
     stats.incremental_blocks = stats.blocks - len(recluster)
     if solved is None:
-        authors_context.set_frequencies(conn, sigs, builder, stored_total)
+        authors_context.set_rarity(conn, sigs, builder, stored_total)
     stats.lap("context")  # with the workers: the blocks read, scored and clustered
 
     cons.fixed = fixed

@@ -19,7 +19,7 @@ each worker vectorises the new texts of its blocks, #16.)
 from __future__ import annotations
 
 import itertools
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -34,7 +34,6 @@ from paperdesk.resolve.authors_cluster import UnionFind
 from paperdesk.resolve.authors_disambiguate import Constraints, disambiguate
 from paperdesk.resolve.authors_features import (
     Signature,
-    name_form,
     set_people,
     signatures_from_record,
 )
@@ -166,30 +165,15 @@ def name_stats(conn: Any, builder: UnitBuilder, stored: int | None) -> NameStats
     return NameStats(forms)
 
 
-def set_frequencies(
+def set_rarity(
     conn: Any,
     sigs: Sequence[Signature],
     builder: UnitBuilder,
     stored: int | None,
     stats: NameStats | None = None,
 ) -> None:
-    """Name and block frequencies over the whole store after this run: the `stored`
-    signatures (None in a full run: they are all rebuilt) plus the new ones; name rarity
-    from `stats` (else from `name_stats`)."""
-    form_of = [name_form(s) for s in sigs]
-    forms = set(form_of)
-    blocks = {s.block for s in sigs}
-    ncount = Counter({f: builder.name_counts[f] for f in forms})
-    bcount = Counter({b: builder.block_counts[b] for b in blocks})
-    total = builder.signatures
-    if stored is not None:
-        ncount.update(db.name_counts(conn, forms))
-        bcount.update(db.block_counts(conn, blocks))
-        total += stored
-    for s, form in zip(sigs, form_of, strict=True):
-        s.name_count = max(1, ncount.get(form, 1))
-        s.block_count = max(1, bcount.get(s.block, 1))
-        s.total = total
+    """Name rarity (`authors_rarity`) of `sigs` over the store after this run: from
+    `stats`, else from `name_stats` (the `stored` names unless it is None, a full run)."""
     set_people(sigs, stats if stats is not None else name_stats(conn, builder, stored))
 
 
@@ -256,7 +240,7 @@ def _solve_part(blocks: list[str]) -> _Part:
     members, fixed = sampled_members(_CONN, wanted, changed)
     found, missing, vec_rows = member_signatures(_CONN, [s for ids in members.values() for s in ids])
     sigs = [*found, *missing, *pending]
-    set_frequencies(_CONN, sigs, builder, stored, stats)
+    set_rarity(_CONN, sigs, builder, stored, stats)
     vecs = samples.vectors(sigs, vec_rows)
     labels = disambiguate(
         sigs, model=model, constraints=replace(cons, fixed=fixed), vectors=vecs, processes=1

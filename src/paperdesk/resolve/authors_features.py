@@ -11,8 +11,7 @@ year gap, affiliation token overlap, and ORCID/e-mail agreement when sources giv
 from __future__ import annotations
 
 import re
-from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -51,15 +50,9 @@ FEATURES = (
     "orcid_conflict",
     "email_equal",
     "first_name_length",
-    "name_frequency",
-    "block_frequency",
     "name_people",
     "block_people",
 )
-
-FREQ_FLOOR = 20_000
-"""Frequencies are per signature in the store, but never over fewer than this many
-signatures, so a small store does not make every name look common."""
 
 _AFF_STOP = frozenset(
     "of the and for in at de la le des du di der und university universitat universite "
@@ -101,12 +94,6 @@ class Signature:
     venue: str
     year: int | None
     text: str
-    name_count: int = 1
-    """How many signatures in the whole store carry this exact (folded) full name."""
-    block_count: int = 1
-    """How many signatures share this blocking key."""
-    total: int = FREQ_FLOOR
-    """How many signatures the store holds (the denominator of both frequencies)."""
     people: float = NO_NAME
     """log10 of the people expected to carry this spelt-out name by chance
     (`authors_rarity.NameStats.log_people`; `NO_NAME` for an initial only)."""
@@ -127,38 +114,17 @@ class Signature:
 _SIG_FIELDS = tuple(f.name for f in fields(Signature))
 
 
-def frequency(count: int, total: int) -> float:
-    """log10 of occurrences per 100,000 signatures: a common name ("Wei Wang") needs more
-    evidence than a rare one before two of its signatures are called one person."""
-    return float(np.log10(1.0 + 1e5 * count / max(total, FREQ_FLOOR)))
+def set_people(sigs: Sequence[Signature], stats: NameStats | None = None) -> None:
+    """Fill `people` and `block_people` (name rarity, `authors_rarity`) from `stats`, else
+    from the names of `sigs` themselves (and the packaged prior).
 
-
-def set_frequencies(
-    sigs: Sequence[Signature],
-    name_counts: Mapping[str, int] | None = None,
-    block_counts: Mapping[str, int] | None = None,
-    total: int | None = None,
-    stats: NameStats | None = None,
-) -> None:
-    """Fill `name_count`/`block_count`/`total` from the given counts, or from `sigs`
-    themselves when no store-wide counts are given; `people`/`block_people` from `stats`
-    (else from the names of `sigs`)."""
-    if name_counts is None:
-        name_counts = Counter(name_form(s) for s in sigs)
-    if block_counts is None:
-        block_counts = Counter(s.block for s in sigs)
-    n = len(sigs) if total is None else total
+    These are the only name statistics among the features. Signature counts (how often a
+    name or block occurs per 100,000 signatures) were features until session 9, and were
+    dropped: they grow with the store and with one person's output (22 records of Percy
+    Liang outnumber most "Wei Zhang"s), so the model learned them on OpenReview's 19.5k
+    signatures and met other values on every real store."""
     if stats is None:
-        stats = NameStats(name_counts)
-    for s in sigs:
-        s.name_count = name_counts.get(name_form(s), 1)
-        s.block_count = block_counts.get(s.block, 1)
-        s.total = n
-    set_people(sigs, stats)
-
-
-def set_people(sigs: Sequence[Signature], stats: NameStats) -> None:
-    """Fill `people` and `block_people` (name rarity, `authors_rarity`) from `stats`."""
+        stats = NameStats(name_form(s) for s in sigs)
     for s in sigs:
         form = name_form(s)
         s.people = stats.log_people(form)
@@ -326,8 +292,6 @@ def pair_features(
         f[17] = bool(a.email and a.email == b.email)
         lengths = [len(g.first) for g in (a.given, b.given) if g.full]
         f[18] = min(lengths) if lengths else 0
-        f[19] = frequency(max(a.name_count, b.name_count), max(a.total, b.total))
-        f[20] = frequency(max(a.block_count, b.block_count), max(a.total, b.total))
-        f[21] = pair_people(a.people, b.people)
-        f[22] = min(max(a.block_people, b.block_people), BLOCK_PEOPLE_CAP)
+        f[19] = pair_people(a.people, b.people)
+        f[20] = min(max(a.block_people, b.block_people), BLOCK_PEOPLE_CAP)
     return out

@@ -47,7 +47,6 @@ class Part:
     """Per unit, as plain dicts (a Counter unpickles through Python code)."""
     opened: list[tuple[int, int]]
     name_counts: Counter[str]
-    block_counts: Counter[str]
     signatures: int
     records: int
     last_seq: int
@@ -112,7 +111,7 @@ def _stream_part(k: int) -> Part:
     for u in units:
         u.rep.text = ""  # vectorised: no need to ship it back
     return Part(
-        units, [dict(v) for v in builder.variants], opened, builder.name_counts, builder.block_counts,
+        units, [dict(v) for v in builder.variants], opened, builder.name_counts,
         builder.signatures, records, last_seq, vectors,
     )
 
@@ -159,7 +158,6 @@ def _merge(parts: list[Part], solo: set[str], tmp: tempfile.TemporaryDirectory[s
         rows[g] = offsets[k] + i
     for p in parts:
         builder.name_counts.update(p.name_counts)
-        builder.block_counts.update(p.block_counts)
         builder.signatures += p.signatures
     vectors = sparse.vstack([p.vectors for p in parts], format="csr")[rows]
     return Streamed(

@@ -100,7 +100,7 @@ class UnitBuilder:
         self.variants: list[Counter[Variant]] = []
         """Per unit index: how often each name variant occurs among its members."""
         self.name_counts: Counter[str] = Counter()
-        self.block_counts: Counter[str] = Counter()
+        """Signatures per folded name: their names are what `authors_rarity` counts."""
         self.signatures = 0
         self._folded: dict[tuple[str | None, str | None], str] = {}
         self._source: dict[int, tuple[str, bytes, int]] = {}
@@ -156,7 +156,6 @@ class UnitBuilder:
             unit.size += 1
             self.signatures += 1
             self.name_counts[folded] += 1
-            self.block_counts[block] += 1
             name = a.get("display") or a["name"]
             self.variants[unit.index][(name, folded, given_raw, block)] += 1
             rows.append((sig_id, rkey, pos, name, folded, block, given_raw, unit.index))

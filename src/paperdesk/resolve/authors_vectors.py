@@ -19,7 +19,6 @@ from scipy import sparse
 from paperdesk.resolve.authors_features import (
     BLOCK_PEOPLE_CAP,
     FEATURES,
-    FREQ_FLOOR,
     Signature,
 )
 from paperdesk.resolve.authors_names import GivenName, first_names_relation, middle_conflict
@@ -84,9 +83,6 @@ class SigArrays:
     affiliations: sparse.csr_matrix
     n_affiliations: np.ndarray
     affiliation_text: np.ndarray
-    name_count: np.ndarray
-    block_count: np.ndarray
-    total: np.ndarray
     people: np.ndarray
     block_people: np.ndarray
     vectors: sparse.csr_matrix
@@ -134,9 +130,6 @@ def sig_arrays(
         affiliations=affiliations,
         n_affiliations=np.diff(affiliations.indptr).astype(np.float64),
         affiliation_text=_codes(s.affiliation_text for s in sigs),
-        name_count=np.fromiter((s.name_count for s in sigs), np.float64, len(sigs)),
-        block_count=np.fromiter((s.block_count for s in sigs), np.float64, len(sigs)),
-        total=np.fromiter((s.total for s in sigs), np.float64, len(sigs)),
         people=np.fromiter((s.people for s in sigs), np.float64, len(sigs)),
         block_people=np.fromiter((s.block_people for s in sigs), np.float64, len(sigs)),
         vectors=vectors,
@@ -314,16 +307,11 @@ def pair_rows(arr: SigArrays, left: np.ndarray, right: np.ndarray) -> np.ndarray
     out[:, 17] = (ea >= 0) & (ea == eb)
     fa, fb = arr.first_len[left], arr.first_len[right]
     out[:, 18] = np.where((fa > 0) & (fb > 0), np.minimum(fa, fb), np.maximum(fa, fb))
-    total = np.maximum(np.maximum(arr.total[left], arr.total[right]), FREQ_FLOOR)
-    names = np.maximum(arr.name_count[left], arr.name_count[right])
-    blocks = np.maximum(arr.block_count[left], arr.block_count[right])
-    out[:, 19] = np.log10(1.0 + 1e5 * names / total)
-    out[:, 20] = np.log10(1.0 + 1e5 * blocks / total)
     pa, pb = arr.people[left], arr.people[right]
-    out[:, 21] = np.where(
+    out[:, 19] = np.where(
         pa == NO_NAME, pb, np.where(pb == NO_NAME, pa, np.maximum(pa, pb))
     )
-    out[:, 22] = np.minimum(
+    out[:, 20] = np.minimum(
         np.maximum(arr.block_people[left], arr.block_people[right]), BLOCK_PEOPLE_CAP
     )
     return out

@@ -247,31 +247,6 @@ def count_signatures(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT COUNT(*) FROM author_signatures").fetchone()[0])
 
 
-def _counts_by(
-    conn: sqlite3.Connection, table: str, column: str, keys: Iterable[str]
-) -> dict[str, int]:
-    """Signatures per value of `column` of a count table and its delta, for the given
-    values that have any (chunked so that no statement exceeds SQLite's variable limit).
-    Table and column are ours, never user input; the values are bound parameters."""
-    out: dict[str, int] = {}
-    for chunk in _chunks(sorted(set(keys))):
-        where = f"{column} IN ({_marks(len(chunk))})"
-        out.update(
-            conn.execute(
-                f"SELECT {column}, SUM(n) FROM (SELECT {column}, n FROM {table}"  # noqa: S608
-                f" WHERE {where} UNION ALL SELECT {column}, n FROM {table}_delta WHERE {where})"
-                f" GROUP BY {column} HAVING SUM(n) > 0",
-                [*chunk, *chunk],
-            ).fetchall()
-        )
-    return out
-
-
-def name_counts(conn: sqlite3.Connection, names: Iterable[str]) -> dict[str, int]:
-    """Signatures per folded name."""
-    return _counts_by(conn, "author_names", "name_folded", names)
-
-
 def name_forms(conn: sqlite3.Connection) -> list[str]:
     """Every folded name the store's signatures carry (a name whose signatures all went
     in the day's deltas may still be listed: name statistics count distinct names)."""
@@ -279,11 +254,6 @@ def name_forms(conn: sqlite3.Connection) -> list[str]:
         "SELECT name_folded FROM author_names UNION SELECT name_folded FROM author_names_delta"
     )
     return [r[0] for r in rows]
-
-
-def block_counts(conn: sqlite3.Connection, blocks: Iterable[str]) -> dict[str, int]:
-    """Signatures per block."""
-    return _counts_by(conn, "author_blocks", "block", blocks)
 
 
 def counted_rows(conn: sqlite3.Connection, table: str) -> list[tuple[str, str, int]]:
