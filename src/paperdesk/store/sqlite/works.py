@@ -194,12 +194,29 @@ class SQLiteWorks:
         )
 
     def changed_rows(self, after_seq: int, batch: int) -> Iterator[list[tuple[int, int, bytes]]]:
-        """Batches of (rowid, seq, stored document) changed after `after_seq`, in seq order."""
+        """Batches of (rowid, seq, stored document) changed after `after_seq`, in seq order,
+        of about `batch` rows each, never ending inside a seq.
+
+        Why whole seqs: the stage checkpoints the last seq of each batch it commits, and one
+        ingest write gives thousands of records the same seq; a batch cut inside a seq would
+        leave that seq's remaining records behind a checkpoint that says they are done
+        (a kill between two batches then loses them for good). A seq longer than `batch`
+        makes one longer batch."""
         cur = self.conn.execute(
             "SELECT rowid, seq, data FROM records WHERE seq > ? ORDER BY seq, rowid", (after_seq,)
         )
+        held: list[tuple[int, int, bytes]] = []
         while rows := cur.fetchmany(batch):
-            yield [(int(r), int(s), bytes(d)) for r, s, d in rows]
+            held += [(int(r), int(s), bytes(d)) for r, s, d in rows]
+            last = held[-1][1]
+            cut = len(held)
+            while cut and held[cut - 1][1] == last:
+                cut -= 1
+            if cut:
+                yield held[:cut]
+                held = held[cut:]
+        if held:
+            yield held
 
     def max_redirect_id(self) -> int:
         row = self.conn.execute(
