@@ -227,11 +227,6 @@ with open_store(sys.argv[1]) as store:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="resolve/works_run.py checkpoints a batch's last seq while rows of that seq may"
-    " still wait in the next batch (an ingest batch shares one seq): a resume skips them",
-)
 def test_sigkill_mid_resolve_then_resume(new_target: Callable[[str], str]) -> None:
     """SIGKILL the works stage after some of its batches committed (on both backends): the
     store holds those batches whole (every resolved record in a work, the checkpoint at a

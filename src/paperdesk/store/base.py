@@ -26,6 +26,32 @@ def now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def whole_seqs(
+    pages: Iterable[list[tuple[int, int, bytes]]],
+) -> Iterator[list[tuple[int, int, bytes]]]:
+    """Pages of (rowid, seq, data) in seq order, regrouped so that no batch ends inside a seq
+    (a seq longer than a page makes one longer batch).
+
+    Why: a stage checkpoints the last seq of each batch it commits, and one ingest write
+    gives thousands of records the same seq; a batch cut inside a seq would leave that
+    seq's other records behind a checkpoint that says they are done, and a kill between
+    two batches would then lose them for good."""
+    held: list[tuple[int, int, bytes]] = []
+    for page in pages:
+        held += page
+        if not held:
+            continue
+        last = held[-1][1]
+        cut = len(held)
+        while cut and held[cut - 1][1] == last:
+            cut -= 1
+        if cut:
+            yield held[:cut]
+            held = held[cut:]
+    if held:
+        yield held
+
+
 @dataclass
 class PutResult:
     """What one `put_records` call did."""

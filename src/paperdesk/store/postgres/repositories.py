@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from paperdesk.store.base import now
+from paperdesk.store.base import now, whole_seqs
 from paperdesk.store.postgres.connection import PGConn
 from paperdesk.store.sqlite.search import SQLiteSearch
 from paperdesk.store.sqlite.subjects import SQLiteSubjects
@@ -48,7 +48,7 @@ class PGWorks(SQLiteWorks):
     conn: PGConn  # type: ignore[assignment]
 
     def changed_rows(self, after_seq: int, batch: int) -> Iterator[list[tuple[int, int, bytes]]]:
-        return changed_pages(self.conn, after_seq, batch)
+        return whole_seqs(changed_pages(self.conn, after_seq, batch))
 
     def max_redirect_id(self) -> int:
         return _one(

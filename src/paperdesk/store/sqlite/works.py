@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from paperdesk.store.base import CurationRow, WorkRecordRow, now
+from paperdesk.store.base import CurationRow, WorkRecordRow, now, whole_seqs
 
 _CHUNK = 500  # SQLite host-parameter chunk
 _LSH_CHUNK = 999
@@ -195,28 +195,12 @@ class SQLiteWorks:
 
     def changed_rows(self, after_seq: int, batch: int) -> Iterator[list[tuple[int, int, bytes]]]:
         """Batches of (rowid, seq, stored document) changed after `after_seq`, in seq order,
-        of about `batch` rows each, never ending inside a seq.
-
-        Why whole seqs: the stage checkpoints the last seq of each batch it commits, and one
-        ingest write gives thousands of records the same seq; a batch cut inside a seq would
-        leave that seq's remaining records behind a checkpoint that says they are done
-        (a kill between two batches then loses them for good). A seq longer than `batch`
-        makes one longer batch."""
+        of about `batch` rows each, never ending inside a seq (`base.whole_seqs`)."""
         cur = self.conn.execute(
             "SELECT rowid, seq, data FROM records WHERE seq > ? ORDER BY seq, rowid", (after_seq,)
         )
-        held: list[tuple[int, int, bytes]] = []
-        while rows := cur.fetchmany(batch):
-            held += [(int(r), int(s), bytes(d)) for r, s, d in rows]
-            last = held[-1][1]
-            cut = len(held)
-            while cut and held[cut - 1][1] == last:
-                cut -= 1
-            if cut:
-                yield held[:cut]
-                held = held[cut:]
-        if held:
-            yield held
+        pages = iter(lambda: [(int(r), int(s), bytes(d)) for r, s, d in cur.fetchmany(batch)], [])
+        yield from whole_seqs(pages)
 
     def max_redirect_id(self) -> int:
         row = self.conn.execute(
