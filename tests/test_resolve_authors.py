@@ -34,6 +34,7 @@ from paperdesk.resolve.authors_names import first_names_relation, load_variant_p
 from paperdesk.store import authors as db
 from paperdesk.store import open_store
 from paperdesk.store.sqlite import SQLiteStore
+from paperdesk.store.sqlite import authors_lookup as lookup
 
 # -- names ----------------------------------------------------------------------------
 
@@ -221,7 +222,7 @@ def test_store_resolve_incremental_and_curations(openreview: LabelledSet, tmp_pa
 
     def owner(rec, name: str) -> str:
         pos = next(i for i, a in enumerate(rec.authors) if a.name == name)
-        return next(a["author_id"] for a in db.record_authors(store.conn, rec.key) if a["position"] == pos)
+        return next(a["author_id"] for a in lookup.record_authors(store.conn, rec.key) if a["position"] == pos)
 
     finn_id = owner(finn[0], "Chelsea Finn")
     assert {owner(r, "Chelsea Finn") for r in finn if r in early} == {finn_id}
@@ -240,7 +241,7 @@ def test_store_resolve_incremental_and_curations(openreview: LabelledSet, tmp_pa
     odd = finn[1]
     out = split_author(store, finn_id, [odd.key], who="tester")
     assert out["new_author_id"] != out["author_id"]
-    log = db.list_curations(store.conn)
+    log = lookup.list_curations(store.conn)
     assert [(c.action, c.who) for c in log] == [("merge", "tester"), ("split", "tester")]
     assert all(c.at.endswith("Z") for c in log)
 
@@ -265,7 +266,7 @@ def test_store_resolve_incremental_and_curations(openreview: LabelledSet, tmp_pa
     claim_record(store, keep, odd.key, who="tester")
     resolve_authors(store, full=True)
     assert {owner(r, "Chelsea Finn") for r in finn} == {keep}
-    assert [c.action for c in db.list_curations(store.conn)] == ["merge", "split", "claim"]
+    assert [c.action for c in lookup.list_curations(store.conn)] == ["merge", "split", "claim"]
     store.close()
 
 
@@ -407,7 +408,7 @@ def test_copies_of_a_work_join_its_profiles(openreview: LabelledSet, tmp_path: P
     assert stats.units == stats.signatures - len(first.authors)
 
     def owners(key: str) -> list[str]:
-        return [a["author_id"] for a in db.record_authors(store.conn, key)]
+        return [a["author_id"] for a in lookup.record_authors(store.conn, key)]
 
     copy_key = f"bibtex:{first.source_id}-copy"
     assert owners(copy_key) == owners(first.key)
@@ -746,7 +747,7 @@ def assert_names_exact(conn: sqlite3.Connection) -> None:
     blocks = [r[0] for r in q("SELECT DISTINCT block FROM author_signatures")]
     assert set(db.name_forms(conn)) >= set(names)
     for name in names:
-        assert db.profiles_by_name(conn, name) == [
+        assert lookup.profiles_by_name(conn, name) == [
             r[0] for r in q(
                 "SELECT s.author_id FROM author_signatures s JOIN cur_profiles p"
                 " ON p.author_id = s.author_id WHERE s.name_folded = ? GROUP BY s.author_id"
@@ -754,7 +755,7 @@ def assert_names_exact(conn: sqlite3.Connection) -> None:
             )
         ]
     for word in ("liu", "finn", "j", "zz"):
-        assert db.search_profiles(conn, [word]) == [
+        assert lookup.search_profiles(conn, [word]) == [
             r[0] for r in q(
                 "SELECT s.author_id FROM author_signatures s JOIN cur_profiles p"
                 " ON p.author_id = s.author_id WHERE s.name_folded LIKE ? GROUP BY s.author_id"
@@ -773,7 +774,7 @@ def assert_names_exact(conn: sqlite3.Connection) -> None:
     assert db.count_profiles(conn) == len(db.profile_ids(conn))
     blocks_now = {b for (b,) in q("SELECT block FROM cur_profiles")}
     for block in blocks_now:
-        assert db.profiles_in_block(conn, block) == [r[0] for r in q(
+        assert lookup.profiles_in_block(conn, block) == [r[0] for r in q(
             "SELECT author_id FROM cur_profiles WHERE block = ? ORDER BY n_records DESC, author_id"
             " LIMIT 200", (block,)
         )]
@@ -843,7 +844,7 @@ def _logical(conn: sqlite3.Connection) -> dict[str, object]:
     between base and delta tables (migration 041); times aside."""
     q = conn.execute
     ids = sorted(db.profile_ids(conn))
-    shown = {a: db.get_profile_row(conn, a) for a in ids}
+    shown = {a: lookup.get_profile_row(conn, a) for a in ids}
     for row in shown.values():
         assert row is not None
         row.pop("updated_at"), row.pop("created_at")
@@ -909,7 +910,7 @@ def test_day_deltas_and_their_fold_leave_the_same_store(
     def day(batch: list) -> object:
         def run(store: SQLiteStore) -> None:
             had = _delta_rows(store.conn) > 0
-            created = {a: db.get_profile_row(store.conn, a) for a in db.profile_ids(store.conn)}
+            created = {a: lookup.get_profile_row(store.conn, a) for a in db.profile_ids(store.conn)}
             store.put_records(batch, origin="test")
             later = db.now_seconds() + 1000
             with monkeypatch.context() as m:
@@ -918,7 +919,7 @@ def test_day_deltas_and_their_fold_leave_the_same_store(
             assert stats.folded == (store is stores["folded"] and had)
             rewritten = 0
             for a in db.profile_ids(store.conn) & created.keys():
-                was, now = created[a], db.get_profile_row(store.conn, a)
+                was, now = created[a], lookup.get_profile_row(store.conn, a)
                 assert was is not None and now is not None
                 assert now["created_at"] == was["created_at"]
                 rewritten += now["updated_at"] != was["updated_at"]

@@ -13,8 +13,7 @@ from typing import Any
 
 from paperdesk.model import SourceRecord
 from paperdesk.resolve.works_curate import work_id_for
-from paperdesk.store import authors as author_db
-from paperdesk.store.sqlite import SQLiteStore
+from paperdesk.store.sqlite import SQLiteStore, authors_lookup
 
 
 def record_json(store: SQLiteStore, rec: SourceRecord, payloads: bool = False) -> dict[str, Any]:
@@ -23,7 +22,7 @@ def record_json(store: SQLiteStore, rec: SourceRecord, payloads: bool = False) -
     data = rec.to_dict()
     key = rec.key
     data["work_id"] = work_id_for(store, key)
-    ids = {a["position"]: a["author_id"] for a in author_db.record_authors(conn, key)}
+    ids = {a["position"]: a["author_id"] for a in authors_lookup.record_authors(conn, key)}
     for pos, author in enumerate(data["authors"]):
         author["author_id"] = ids.get(pos)
     data["subjects"] = store.subjects.of_records([key]).get(key, [])

@@ -45,6 +45,7 @@ from paperdesk.resolve.authors_units import (
 from paperdesk.resolve.works_curate import work_ids_for
 from paperdesk.store import authors as db
 from paperdesk.store.sqlite import SQLiteStore
+from paperdesk.store.sqlite import authors_lookup as lookup
 from paperdesk.store.sqlite import authors_stage as stage
 
 CHECKPOINT = "authors"
@@ -179,7 +180,7 @@ def _attach(
 
 
 def _recluster_blocks(
-    conn: Any, builder: UnitBuilder, fresh: Sequence[db.Curation], cons: Constraints, full: bool
+    conn: Any, builder: UnitBuilder, fresh: Sequence[lookup.Curation], cons: Constraints, full: bool
 ) -> set[str]:
     """Blocks to cluster from scratch: those a new curation touches (all, in a full run),
     and the blocks curated groups reach from there."""
@@ -283,7 +284,7 @@ def _resolve_authors(
         since, seen_curation, stats.full = 0, 0, True
     stats.full = stats.full or since == 0
 
-    curations = db.list_curations(conn)
+    curations = lookup.list_curations(conn)
     fresh = [c for c in curations if c.id > seen_curation]
     stats.curations_applied = len(fresh)
     cons = curation_constraints(curations)
@@ -404,7 +405,7 @@ def _resolve_authors(
             CHECKPOINT,
             {
                 "seq": last_seq,
-                "curation": db.max_curation_id(conn),
+                "curation": lookup.max_curation_id(conn),
                 "model": model.meta.get("version"),
                 "format": FORMAT,
                 "signatures": (stored_total or 0) - len(old_of_changed) + builder.signatures,

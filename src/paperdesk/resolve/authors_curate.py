@@ -1,8 +1,9 @@
 """Curations of author profiles: merge, split and claim, kept across runs.
 
-Each is logged (`store.authors.add_curation`) and then re-applied by every resolve run as
-must-link / cannot-link constraints (`curation_constraints`), latest curation winning for a
-signature named by several; the commands here log one and resolve at once.
+Each is logged (`store.sqlite.authors_lookup.add_curation`) and then re-applied by every
+resolve run as must-link / cannot-link constraints (`curation_constraints`), latest
+curation winning for a signature named by several; the commands here log one and resolve
+at once.
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ from paperdesk.resolve.authors_disambiguate import Constraints
 from paperdesk.resolve.authors_model import PairModel
 from paperdesk.store import authors as db
 from paperdesk.store.sqlite import SQLiteStore
+from paperdesk.store.sqlite import authors_lookup as lookup
 
 
 class CurationError(PaperdeskError):
     """A curation that cannot be carried out as asked (the message says why)."""
 
 
-def curation_constraints(curations: Sequence[db.Curation]) -> Constraints:
+def curation_constraints(curations: Sequence[lookup.Curation]) -> Constraints:
     """Must-link / apart groups from the curation log. A signature named by several
     curations follows the latest; in a split (`apart`), only the moved group (the first)
     is one person, the rest only has to stay apart from it."""
@@ -43,7 +45,7 @@ def curation_constraints(curations: Sequence[db.Curation]) -> Constraints:
 
 
 def _require(store: SQLiteStore, author_id: str) -> tuple[str, list[db.SignatureRow]]:
-    aid = db.follow_redirects(store.conn, author_id)
+    aid = lookup.follow_redirects(store.conn, author_id)
     rows = db.signatures_of_author(store.conn, aid)
     if not rows:
         raise NotFoundError(f"no author {author_id}")
@@ -60,7 +62,7 @@ def merge_authors(
         raise CurationError(f"{a} and {b} are already one profile ({aid})")
     sigs = [r.sig_id for r in (*rows_a, *rows_b)]
     with store.transaction():
-        cid = db.add_curation(
+        cid = lookup.add_curation(
             store.conn, "merge", [sigs], apart=False, args={"authors": [aid, bid]}, who=who
         )
     _resolve(store, model)
@@ -87,7 +89,7 @@ def split_author(
     if not rest:
         raise CurationError(f"that would move every record of {aid}: nothing to split")
     with store.transaction():
-        cid = db.add_curation(
+        cid = lookup.add_curation(
             store.conn,
             "split",
             [moved, rest],
@@ -131,7 +133,7 @@ def claim_record(
         raise CurationError(f"say which author position of {record_key} (--position): {listing}")
     sig = pick[0].sig_id
     with store.transaction():
-        cid = db.add_curation(
+        cid = lookup.add_curation(
             store.conn,
             "claim",
             [[*(r.sig_id for r in rows), sig]],

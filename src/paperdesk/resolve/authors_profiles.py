@@ -20,6 +20,7 @@ from paperdesk.resolve.authors_features import name_form, signatures_from_record
 from paperdesk.resolve.authors_names import first_names_relation, fold, parse_given
 from paperdesk.store import authors as db
 from paperdesk.store.sqlite import SQLiteStore
+from paperdesk.store.sqlite import authors_lookup as lookup
 
 AUTHOR_ID = re.compile(r"a[0-9a-f]{10}")
 
@@ -49,8 +50,8 @@ def _work_ids(store: SQLiteStore, keys: list[str]) -> dict[str, str]:
 def profile(store: SQLiteStore, author_id: str, *, max_works: int | None = None) -> dict[str, Any]:
     """The full profile of `author_id` (redirects followed); raises NotFoundError."""
     conn = store.conn
-    aid = db.follow_redirects(conn, author_id)
-    row = db.get_profile_row(conn, aid)
+    aid = lookup.follow_redirects(conn, author_id)
+    row = lookup.get_profile_row(conn, aid)
     if row is None:
         raise NotFoundError(f"no author {author_id}")
     sigs = db.signatures_of_author(conn, aid)
@@ -122,7 +123,7 @@ def profile(store: SQLiteStore, author_id: str, *, max_works: int | None = None)
         "works_per_year": {str(y): per_year[y] for y in sorted(per_year)},
         "curations": [
             {"id": c.id, "action": c.action, "who": c.who, "at": c.at, "args": c.args}
-            for c in db.list_curations(conn)
+            for c in lookup.list_curations(conn)
             if aid in (c.args.get("authors") or []) or aid == c.args.get("author")
         ],
     }
@@ -145,15 +146,15 @@ def find_authors(store: SQLiteStore, name: str, *, limit: int = 20) -> list[str]
     conn = store.conn
     text = name.strip()
     if AUTHOR_ID.fullmatch(text):
-        aid = db.follow_redirects(conn, text)
-        return [aid] if db.get_profile_row(conn, aid) else []
+        aid = lookup.follow_redirects(conn, text)
+        return [aid] if lookup.get_profile_row(conn, aid) else []
     folded, block = _name_parts(text)
-    found = db.profiles_by_name(conn, folded, limit)
+    found = lookup.profiles_by_name(conn, folded, limit)
     if found or block is None:
         return found
     want = parse_given(normalize_author(Author(name=text)).given)
     out = []
-    for aid in db.profiles_in_block(conn, block, limit=500):
+    for aid in lookup.profiles_in_block(conn, block, limit=500):
         sigs = db.signatures_of_author(conn, aid)
         if any(
             first_names_relation(want, parse_given(normalize_author(Author(name=s.name)).given))
@@ -169,12 +170,12 @@ def find_authors(store: SQLiteStore, name: str, *, limit: int = 20) -> list[str]
 def search_authors(store: SQLiteStore, query: str, *, limit: int = 20) -> list[dict[str, Any]]:
     """Profiles whose name variants contain every word of the query; summaries only."""
     words = [w for w in re.split(r"[^a-z0-9]+", fold(query)) if w][:8]
-    return [summary(store, a) for a in db.search_profiles(store.conn, words, limit)]
+    return [summary(store, a) for a in lookup.search_profiles(store.conn, words, limit)]
 
 
 def summary(store: SQLiteStore, author_id: str) -> dict[str, Any]:
     conn = store.conn
-    row = db.get_profile_row(conn, author_id)
+    row = lookup.get_profile_row(conn, author_id)
     if row is None:
         raise NotFoundError(f"no author {author_id}")
     variants = Counter(s.name for s in db.signatures_of_author(conn, author_id))
