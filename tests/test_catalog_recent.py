@@ -1,5 +1,5 @@
 """Subject pages' "newest in these codes" on real daily-feed records: the per-code walk
-(`catalog.recent_in`) must give exactly what one sorted query over all codes gives."""
+(`store.catalog.recent_in`) must give exactly what one sorted query over all codes gives."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 
 from conftest import open_feed
 from paperdesk.ingest import ingest_paths
-from paperdesk.store import catalog as q
 from paperdesk.store import open_store
+from paperdesk.store.sqlite import catalog as q
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +58,7 @@ def test_recent_in_matches_one_sorted_query(
     feed_db: Path, codes: list[str], prefix: str | None, limit: int
 ) -> None:
     conn = sqlite3.connect(f"file:{feed_db}?mode=ro", uri=True)
-    got = [r.key for _, r in q.recent_in(conn, codes, prefix, limit)]
+    got = [r.key for _, r in q.SQLiteCatalog(conn).recent_in(codes, prefix, limit)]
     want = _reference(conn, codes, prefix, limit)
     assert got == want
     if codes != ["no.such"]:

@@ -15,7 +15,7 @@ import pytest
 from conftest import feed_file
 from paperdesk import normalize, sources
 from paperdesk.ingest import ingest_paths
-from paperdesk.store import catalog, open_store
+from paperdesk.store import open_store
 from paperdesk.store.sqlite import payload_hash, prepare_row
 
 PAYLOADS = "SELECT id, record_rowid, sha256, format, origin, received_at, body FROM payloads"
@@ -171,10 +171,10 @@ def test_category_migration_keeps_every_code_and_every_answer(tmp_path: Path) ->
             "sqlite_autoindex_record_categories_1"  # the key only: no second B-tree
         ]
         for day, before in day_before.items():
-            assert catalog.day_index(conn, day) == before
-        assert catalog.code_counts(conn) == counts_before
+            assert store.catalog.day_index(day) == before
+        assert store.catalog.code_counts() == counts_before
         for codes, before in recent_before.items():
-            got = catalog.recent_in(conn, list(codes), None, 30)
+            got = store.catalog.recent_in(list(codes), None, 30)
             assert [w for w, _ in got] == [k for k, _ in before]
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         assert conn.execute("PRAGMA foreign_key_check").fetchall() == []

@@ -16,7 +16,6 @@ from typing import Any
 
 from paperdesk.errors import NotFoundError, QueryError
 from paperdesk.model import SourceRecord
-from paperdesk.store import catalog as q
 from paperdesk.store.sqlite import SQLiteStore
 from paperdesk.subjects import taxonomy
 from paperdesk.views import display_title, text_markup
@@ -82,7 +81,7 @@ def work_display_title(lead: SourceRecord, records: list[SourceRecord]) -> tuple
 
 def display_titles(store: SQLiteStore, work_ids: list[str]) -> dict[str, tuple[str, str]]:
     """`work_display_title` of each work (or record key before resolve) that exists."""
-    records = q.work_records(store.conn, list(dict.fromkeys(work_ids)))
+    records = store.catalog.work_records(list(dict.fromkeys(work_ids)))
     return {w: work_display_title(_lead(recs), recs) for w, recs in records.items() if recs}
 
 
@@ -188,8 +187,7 @@ def daily(
 
     Counting and filtering use the category index only; records are decoded just for the
     works on the requested page, so a day of a thousand papers costs what fifty do."""
-    conn = store.conn
-    day = _check_day(day) if day else q.latest_day(conn)
+    day = _check_day(day) if day else store.catalog.latest_day()
     code = _subject_filter(subject)
     if page < 1:
         raise QueryError("page starts at 1")
@@ -198,10 +196,10 @@ def daily(
                            "subject_counts": [], "archive_counts": [], "works": []}
     if day is None:
         return out
-    out["prev_day"], out["next_day"] = q.neighbour_days(conn, day)
+    out["prev_day"], out["next_day"] = store.catalog.neighbour_days(day)
     tax = taxonomy.load()
     codes_of: dict[str, list[str]] = {}
-    for wid, _, raw_code in q.day_index(conn, day):
+    for wid, _, raw_code in store.catalog.day_index(day):
         codes = codes_of.setdefault(wid, [])
         canon = tax.canonical(raw_code) if raw_code else None
         if canon and canon not in codes:
@@ -225,9 +223,9 @@ def daily(
     out["total"] = len(work_ids)
     out["pages"] = max(1, math.ceil(len(work_ids) / per_page))
     shown = work_ids[(page - 1) * per_page : page * per_page]
-    records = q.work_records(conn, shown)
+    records = store.catalog.work_records(shown)
     keys = [r.key for recs in records.values() for r in recs]
-    authors = q.author_ids(conn, keys)
+    authors = store.catalog.author_ids(keys)
     predicted = predicted_subjects(store, records)
     out["works"] = [work_summary(store, w, records[w], authors, predicted) for w in shown if records[w]]
     return out
@@ -235,7 +233,6 @@ def daily(
 
 def paper(store: SQLiteStore, work_id: str) -> dict[str, Any]:
     """A work with all its source records side by side."""
-    conn = store.conn
     asked = work_id.strip()
     if not re.match(r"^(W\d{1,12}|[a-z0-9][\w.-]{0,40}:\S{1,300})$", asked):
         raise NotFoundError(f"no paper {asked[:40]!r} (ids look like W123)")
@@ -243,11 +240,11 @@ def paper(store: SQLiteStore, work_id: str) -> dict[str, Any]:
         from paperdesk.resolve.works_curate import work_id_for
 
         asked = work_id_for(store, asked) or asked
-    wid = q.follow_work(conn, asked)
-    records = q.work_records(conn, [wid])[wid]
+    wid = store.catalog.follow_work(asked)
+    records = store.catalog.work_records([wid])[wid]
     if not records:
         raise NotFoundError(f"no paper {asked}")
-    authors = q.author_ids(conn, [r.key for r in records])
+    authors = store.catalog.author_ids([r.key for r in records])
     predicted = predicted_subjects(store, {wid: records})
     out = work_summary(store, wid, records, authors, predicted)
     out["redirected_from"] = asked if asked != wid else None
@@ -274,13 +271,13 @@ _COUNTS: dict[str, tuple[tuple[int, int], dict[str, int]]] = {}
 
 def subject_counts(store: SQLiteStore) -> dict[str, int]:
     """Records per canonical subject (aliases folded in), cached until records change."""
-    version = q.data_version(store.conn)
+    version = store.catalog.data_version()
     cached = _COUNTS.get(store.path)
     if cached and cached[0] == version:
         return cached[1]
     tax = taxonomy.load()
     counts: Counter[str] = Counter()
-    for code, n in q.code_counts(store.conn).items():
+    for code, n in store.catalog.code_counts().items():
         canon = tax.canonical(code)
         if canon:
             counts[canon] += n
@@ -317,13 +314,12 @@ def subject_page(store: SQLiteStore, code: str, limit: int = 50) -> dict[str, An
     """A subject — a category (`cs.LG`, aliases such as `math.IT` lead to their canonical
     twin) or a whole archive (`cs`, `math`) — with its newest works."""
     tax = taxonomy.load()
-    conn = store.conn
     counts = subject_counts(store)
     subcats = [c for c in tax.subjects() if c.archive == code and c.id != code]
     cat = tax.get(code)
     if code in tax.archives and subcats:
         archive = tax.archives[code]
-        rows = q.recent_in(conn, [], code + ".", limit)
+        rows = store.catalog.recent_in([], code + ".", limit)
         info: dict[str, Any] = {
             "code": code, "name": str(archive.get("name", code)), "kind": "archive",
             "archive": code, "group": tax.groups.get(str(archive.get("group")), ""),
@@ -334,7 +330,7 @@ def subject_page(store: SQLiteStore, code: str, limit: int = 50) -> dict[str, An
         }
     elif cat is not None:
         canon = tax.categories[cat.canonical]
-        rows = q.recent_in(conn, [canon.id, *canon.aliases], None, limit)
+        rows = store.catalog.recent_in([canon.id, *canon.aliases], None, limit)
         info = {
             "code": canon.id, "name": canon.name, "kind": "category", "archive": canon.archive,
             "group": tax.groups.get(canon.group, canon.group), "active": canon.active,
@@ -346,8 +342,8 @@ def subject_page(store: SQLiteStore, code: str, limit: int = 50) -> dict[str, An
     seen: dict[str, None] = {}
     for wid, _ in rows:
         seen.setdefault(wid)
-    records = q.work_records(conn, list(seen))
-    authors = q.author_ids(conn, [r.key for recs in records.values() for r in recs])
+    records = store.catalog.work_records(list(seen))
+    authors = store.catalog.author_ids([r.key for recs in records.values() for r in recs])
     predicted = predicted_subjects(store, records)
     info["works"] = [
         work_summary(store, w, records[w], authors, predicted) for w in seen if records[w]

@@ -14,7 +14,6 @@ from typing import Any
 
 from paperdesk import catalog, export
 from paperdesk.errors import NotFoundError, PaperdeskError
-from paperdesk.store import catalog as q
 from paperdesk.store.base import now
 from paperdesk.store.sqlite import SQLiteStore
 
@@ -35,11 +34,11 @@ def current(store: SQLiteStore, item: str) -> str:
     """A stored item as it stands now: a work id after redirects, a record key's work once
     resolved; own records unchanged."""
     if _WORK.match(item):
-        return q.follow_work(store.conn, item)
+        return store.catalog.follow_work(item)
     if _MINE.match(item):
         return item
     wid = store.desk.record_works([item]).get(item)
-    return q.follow_work(store.conn, f"W{wid}") if wid is not None else item
+    return store.catalog.follow_work(f"W{wid}") if wid is not None else item
 
 
 def resolve_ref(store: SQLiteStore, username: str, ref: str) -> str:
@@ -52,7 +51,7 @@ def resolve_ref(store: SQLiteStore, username: str, ref: str) -> str:
             raise NotFoundError(f"{username} has no own record {ref}")
         return ref
     if _WORK.match(ref):
-        wid = q.follow_work(store.conn, ref)
+        wid = store.catalog.follow_work(ref)
         if not store.works.exists(int(wid[1:])):
             raise NotFoundError(f"no work {ref}")
         return wid
@@ -128,7 +127,7 @@ def describe(store: SQLiteStore, username: str, items: list[str]) -> dict[str, d
     """item → the summary a list shows (title, authors, year, subjects …), for works,
     unresolved records and the user's own records."""
     works = [i for i in items if not _MINE.match(i)]
-    records = q.work_records(store.conn, works) if works else {}
+    records = store.catalog.work_records(works) if works else {}
     out: dict[str, dict[str, Any]] = {}
     for w, recs in records.items():
         if recs:

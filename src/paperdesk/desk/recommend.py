@@ -20,7 +20,6 @@ from paperdesk.desk import model as M
 from paperdesk.desk.library import current, require_user, resolve_ref
 from paperdesk.errors import NotFoundError, PaperdeskError, QueryError
 from paperdesk.model import SourceRecord
-from paperdesk.store import catalog as q
 from paperdesk.store.base import now
 from paperdesk.store.sqlite import SQLiteStore, decode_record
 
@@ -57,7 +56,7 @@ def own_doc(item: str, data: dict[str, Any]) -> M.Doc:
 
 def _docs(store: SQLiteStore, username: str, items: list[str]) -> list[M.Doc]:
     works = [i for i in items if not _MINE.match(i)]
-    recs = q.work_records(store.conn, works) if works else {}
+    recs = store.catalog.work_records(works) if works else {}
     out = [doc_of(w, rs) for w, rs in recs.items() if rs]
     mine = {int(m.group(1)): i for i in items if (m := _MINE.match(i))}
     out += [own_doc(mine[r.id], r.data) for r in store.desk.own_records(username, list(mine))] if mine else []
@@ -169,9 +168,9 @@ def recommend(
         scored = M.score(profile, pool)
     best = M.top(scored, limit)
     shown = [pool_docs[i].ref for i in best]
-    records = q.work_records(store.conn, shown)
+    records = store.catalog.work_records(shown)
     keys = [r.key for rs in records.values() for r in rs]
-    summaries = {w: catalog.work_summary(store, w, rs, q.author_ids(store.conn, keys)) for w, rs in records.items() if rs}
+    summaries = {w: catalog.work_summary(store, w, rs, store.catalog.author_ids(keys)) for w, rs in records.items() if rs}
     for i in best:
         d = pool_docs[i]
         s = summaries.get(d.ref)

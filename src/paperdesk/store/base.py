@@ -333,6 +333,43 @@ class SubjectRepository(Protocol):
         ...
 
 
+class CatalogRepository(Protocol):
+    """The read queries behind the pages: days, the records of works, subject lists.
+    Work ids are `W<id>` strings, or a record key for a record not yet resolved."""
+
+    def latest_day(self) -> str | None:
+        """The newest day that has any record."""
+        ...
+
+    def neighbour_days(self, day: str) -> tuple[str | None, str | None]: ...
+
+    def day_records(self, day: str) -> list[tuple[str, SourceRecord]]: ...
+
+    def day_index(self, day: str) -> list[tuple[str, int, str | None]]:
+        """(work id, record rowid, category code or None) for every record of `day`."""
+        ...
+
+    def work_records(self, work_ids: Sequence[str]) -> dict[str, list[SourceRecord]]: ...
+
+    def author_ids(self, keys: Sequence[str]) -> dict[tuple[str, int], str]:
+        """(record key, author position) -> author profile id."""
+        ...
+
+    def follow_work(self, work_id: str) -> str:
+        """The id a (possibly merged-away) work id now answers to."""
+        ...
+
+    def code_counts(self) -> dict[str, int]: ...
+
+    def data_version(self) -> tuple[int, int]:
+        """Changes whenever anything a page shows may have changed (the page cache's key)."""
+        ...
+
+    def recent_in(
+        self, codes: Sequence[str], prefix: str | None, limit: int
+    ) -> list[tuple[str, SourceRecord]]: ...
+
+
 class Store(Protocol):
     """One store: a writer, its repositories, checkpoints and the records' own methods."""
 
@@ -343,6 +380,9 @@ class Store(Protocol):
 
     @property
     def subjects(self) -> SubjectRepository: ...
+
+    @property
+    def catalog(self) -> CatalogRepository: ...
 
     def close(self) -> None: ...
 

@@ -19,7 +19,6 @@ from fastapi.responses import RedirectResponse, Response
 
 from paperdesk.desk import digest, feeds, importer, library, recommend
 from paperdesk.errors import NotFoundError, PaperdeskError
-from paperdesk.store import catalog as q
 from paperdesk.store import curators
 from paperdesk.web import auth
 from paperdesk.web import feeds as atom
@@ -320,7 +319,7 @@ def register(app: FastAPI) -> None:
         data = recommend.recommend(store, who, since=day, until=day, subject=subject or None,
                                    limit=200, new_only=bool(new), mark_seen=True)
         data["new_only"] = bool(new)
-        data["prev_day"], data["next_day"] = q.neighbour_days(store.conn, day) if day else (None, None)
+        data["prev_day"], data["next_day"] = store.catalog.neighbour_days(day) if day else (None, None)
         data["new_count"] = sum(1 for h in data["hits"] if h["new"])
         if _api(request):
             resp = json_response(data)

@@ -32,6 +32,7 @@ from paperdesk.model import SourceRecord
 from paperdesk.store.base import now
 from paperdesk.store.postgres.connection import PGConn, database, describe
 from paperdesk.store.postgres.repositories import PGSearch, PGSubjects, PGWorks, changed_pages
+from paperdesk.store.sqlite.catalog import SQLiteCatalog
 from paperdesk.store.sqlite.connection import Aside
 from paperdesk.store.sqlite.desk import SQLiteDesk
 from paperdesk.store.sqlite.records import decode_record
@@ -101,6 +102,7 @@ class PGStore(SQLiteStore):
         self.subjects = PGSubjects(self.conn)
         self.search = PGSearch(self.conn)
         self.desk = SQLiteDesk(self.conn)  # its SQL is portable as it is
+        self.catalog = SQLiteCatalog(self.conn)  # likewise (the dialect layer translates)
 
     @property
     def pg(self) -> PGConn:

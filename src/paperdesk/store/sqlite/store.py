@@ -23,6 +23,7 @@ import orjson
 from paperdesk.errors import NotFoundError, StoreError
 from paperdesk.model import SourceRecord
 from paperdesk.store.base import PutResult, Reject, now
+from paperdesk.store.sqlite.catalog import SQLiteCatalog
 from paperdesk.store.sqlite.connection import (
     _ASIDE_CHILD,
     BUSY_TIMEOUT_MS,
@@ -109,6 +110,7 @@ class SQLiteStore:
         self.subjects = SQLiteSubjects(self.conn)
         self.search = SQLiteSearch(self.conn)
         self.desk = SQLiteDesk(self.conn)  # store/desk_base.py: users and their desks
+        self.catalog = SQLiteCatalog(self.conn)
 
     # -- plumbing --------------------------------------------------------------------
     def close(self) -> None:
