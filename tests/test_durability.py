@@ -261,3 +261,38 @@ def test_sigkill_mid_resolve_then_resume(new_target: Callable[[str], str]) -> No
         assert set(done) == resolved_upto and set(done) <= changed
         resolve_works(store, batch_size=500, workers=1)
         assert store.works.assignment() == want
+
+
+@pytest.mark.slow
+@pytest.mark.postgres
+def test_readers_read_whole_batches_during_an_ingest_on_postgresql(
+    pg_url: str, feed_file: Path, clean_run: tuple[set[str], int]
+) -> None:
+    """While an ingest writes through the worker pool, read-only views (what web workers
+    read through) see whole committed batches only, and the pages answer throughout."""
+    from paperdesk import catalog
+
+    env = {**os.environ, "PAPERDESK_INGEST_BATCH": "250", "PAPERDESK_PROGRESS": "0",
+           "PAPERDESK_INGEST_PARALLEL_MIN": "0", "PAPERDESK_INGEST_TX_BATCHES": "1"}
+    with open_store(pg_url) as store:
+        store.put_records([], origin="none")  # the schema before the ingest starts
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "paperdesk", "--db", pg_url, "ingest", str(feed_file)], env=env
+        )
+        seen: list[int] = []
+        pages = 0
+        try:
+            while proc.poll() is None:
+                with store.reader() as view:
+                    seen.append(view.count_records())
+                    if seen[-1]:
+                        assert catalog.daily(view)["works"]
+                        pages += 1
+                time.sleep(0.01)
+        finally:
+            proc.wait()
+    assert proc.returncode == 0
+    during = [n for n in seen if 0 < n < N]
+    assert during and pages, f"no reader saw the ingest under way: {seen[:5]}"
+    assert all(n % 250 == 0 for n in during)  # whole batches only
+    assert pg_snapshot(pg_url) == clean_run
