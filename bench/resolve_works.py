@@ -338,14 +338,34 @@ def main() -> None:
     ap.add_argument(
         "--held-out", action="store_true", help="also score the held-out part (at the end only)"
     )
+    ap.add_argument(
+        "--no-hard-negatives",
+        action="store_true",
+        help="feed: score only pairs with an OpenReview side (a light recall check)",
+    )
     args = ap.parse_args()
     if args.only in (None, "dblp-acm"):
         bench_dblp_acm(args.data, args.errors, args.repeats, args.folds, args.held_out)
     if args.only in (None, "feed"):
-        bench_feed_openreview(args.data, args.out)
+        bench_feed_openreview(args.data, args.out, not args.no_hard_negatives)
 
 
-def bench_feed_openreview(data: Path, out: Path) -> None:
+def openreview_scores(docs: Sequence[Doc], nf: int) -> list[tuple[float, int, int]]:
+    """`candidate_scores` of the candidate pairs with an OpenReview side only: two feed
+    records hold two arXiv ids and never merge, so their pairs decide nothing here."""
+    from paperdesk.resolve.blocking import abstract_keys, candidate_pairs, title_keys
+    from paperdesk.resolve.pairs import shared_titles, undecided
+
+    common = shared_titles(docs)
+    out = []
+    for i, j in candidate_pairs([title_keys(docs), abstract_keys(docs)]):
+        if j >= nf or i >= nf:
+            a, b = docs[i], docs[j]
+            out.append((score(a, b, shared_title=a.title in common or b.title in common), i, j))
+    return undecided(docs, out, common)
+
+
+def bench_feed_openreview(data: Path, out: Path, hard_negatives: bool = True) -> None:
     t0 = time.perf_counter()
     c0 = time.process_time()
     feed = load_feed(data)
@@ -354,7 +374,10 @@ def bench_feed_openreview(data: Path, out: Path) -> None:
     t1 = time.perf_counter()
     docs = make_docs(recs)
     t2 = time.perf_counter()
-    scored = sorted(candidate_scores(docs), reverse=True)
+    if hard_negatives:
+        scored = sorted(candidate_scores(docs), reverse=True)
+    else:
+        scored = sorted(openreview_scores(docs, len(feed)), reverse=True)
     t3 = time.perf_counter()
     cl = Clusterer(docs)
     cl.link_identities()
@@ -407,6 +430,8 @@ def bench_feed_openreview(data: Path, out: Path) -> None:
                 f"{recs[fi].title_text}\t{recs[oi].title_text}\n"
             )
     print(f"  random sample of {len(sample)} matched pairs for hand-checking: {path}")
+    if not hard_negatives:
+        return
     # Hard negatives: distinct feed papers (different arXiv ids) with the most similar
     # abstracts among all LSH candidates; their content score must stay below threshold.
     ff = []

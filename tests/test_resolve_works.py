@@ -73,7 +73,7 @@ def feed(ids: set[str]) -> dict[str, SourceRecord]:
                     abstract=d["summary"],
                     authors=d["authors"],
                     year=int(d["feed_date"][:4]),
-                    url=d["abs"],
+                    url=d.get("abs"),
                 )
                 if len(out) == len(ids):
                     break

@@ -99,6 +99,50 @@ def with_display_titles(store: SQLiteStore, items: list[dict[str, Any]]) -> list
     return items
 
 
+# How the paper page names a related work: (this work refers to it, it refers to this).
+_RELATION = {
+    "erratum": ("Corrects", "Erratum"),
+    "reply": ("Replies to", "Reply"),
+    "comment": ("Comments on", "Comment"),
+    "abstract-of": ("Extended abstract of", "Extended abstract"),
+    "part": ("Other part", "Other part"),
+}
+
+
+def related_works(store: SQLiteStore, wid: str, keys: list[str]) -> list[dict[str, Any]]:
+    """Works linked to this one by the works resolver as an erratum, reply, comment,
+    extended abstract or other part (they stay works of their own): `work_id`,
+    `display_title`, `kind` and the `relation` the page shows."""
+    from paperdesk.resolve.works_match import format_id
+
+    mine = set(keys)
+    other: dict[str, tuple[str, bool]] = {}
+    for a, b, kind in store.works.related_of(keys):
+        if a in mine and b not in mine:
+            other.setdefault(b, (kind, True))
+        elif b in mine and a not in mine:
+            other.setdefault(a, (kind, False))
+    if not other:
+        return []
+    work_of = store.works.works_of(sorted(other))
+    seen: dict[str, tuple[str, bool]] = {}
+    for k, (kind, refers) in sorted(other.items()):
+        if k in work_of and format_id(work_of[k]) != wid:
+            seen.setdefault(format_id(work_of[k]), (kind, refers))
+    titles = display_titles(store, list(seen))
+    return [
+        {
+            "work_id": w,
+            "display_title": titles[w][0],
+            "display_title_from": titles[w][1],
+            "kind": kind,
+            "relation": _RELATION.get(kind, (kind, kind))[0 if refers else 1],
+        }
+        for w, (kind, refers) in seen.items()
+        if w in titles
+    ]
+
+
 def subjects_of(records: list[SourceRecord]) -> list[dict[str, Any]]:
     """Source-given subjects, canonical, primary first (never ACM/MSC codes)."""
     tax = taxonomy.load()
@@ -248,6 +292,7 @@ def paper(store: SQLiteStore, work_id: str) -> dict[str, Any]:
     predicted = predicted_subjects(store, {wid: records})
     out = work_summary(store, wid, records, authors, predicted)
     out["redirected_from"] = asked if asked != wid else None
+    out["related"] = related_works(store, wid, [r.key for r in records])
     out["records"] = [
         {
             "key": r.key, "source": r.source, "id": r.source_id, "url": r.url,

@@ -152,7 +152,12 @@ def title_keys(docs: Sequence[Doc]) -> np.ndarray:
 
 
 def abstract_keys(docs: Sequence[Doc]) -> np.ndarray:
-    return band_keys([d.abstract_shingles for d in docs], ABSTRACT)
+    """Abstract LSH bands plus one exact key of the opening sentences (`Doc.lead`): a copy
+    whose opening is the paper's, the rest reworded, shares too few word pairs to meet
+    it through the bands reliably."""
+    bands = band_keys([d.abstract_shingles for d in docs], ABSTRACT)
+    lead = np.array([d.lead for d in docs], dtype=np.int64).reshape(len(docs), 1)
+    return np.hstack([bands, lead])
 
 
 class LshIndex:

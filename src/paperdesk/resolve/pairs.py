@@ -22,13 +22,15 @@ title is short or generic (`Editorial`, `Introduction`): a lone title match must
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 from rapidfuzz import fuzz
 
 from paperdesk.resolve.blocking import abstract_keys, candidate_pairs, title_keys
 from paperdesk.resolve.works import Doc
+from paperdesk.resolve.works_text import REVIEW_NOTE, is_generic, venue_agreement
 
 MATCH_THRESHOLD = 0.50
 """Pairs scoring at least this are merged: the median of the per-fold choices of 5-fold
@@ -46,6 +48,8 @@ ABSTRACT_BASE = 0.0
 has no abstracts to calibrate it, so it is set so that the abstracts alone must clear the
 threshold (feed hard negatives by the same authors reach 0.3–0.5; reworded copies of one
 paper in the OpenReview sample keep 0.6 and more)."""
+SAME_TITLE = 0.95
+"""Title similarity above which, with agreeing authors, the abstract need not agree."""
 YEAR_SLACK = 2
 """Years a preprint may precede its publication without penalty."""
 MIN_SHINGLES = 15
@@ -106,6 +110,15 @@ def features(
     return f
 
 
+_DIGITS = re.compile(r"\d+")
+
+
+def _marks(d: Doc) -> frozenset[str]:
+    """The title's marks with the numbers of its bracketed notes: '(KRDB'98)' dropped from
+    one library's title still says '98'."""
+    return d.title_marks | frozenset(_DIGITS.findall(d.note)) if d.note else d.title_marks
+
+
 def _head_match(a: Doc, b: Doc) -> bool:
     """One record's whole title is the other's main title (the part before its subtitle).
     Two equal main titles with different subtitles are not evidence: that is how sequels
@@ -115,14 +128,20 @@ def _head_match(a: Doc, b: Doc) -> bool:
     )
 
 
-def score(a: Doc, b: Doc, floor: float = 0.0) -> float:
-    """Match score in [0, 1]; 0 for records whose identifiers conflict.
+def score(a: Doc, b: Doc, floor: float = 0.0, shared_title: bool = False) -> float:
+    """Match score in [0, 1]; 0 for records whose identifiers conflict or whose titles
+    name different kinds of item (an erratum and its paper, part I and part II).
+
+    `shared_title`: other distinct items carry this title (the caller counted them), so
+    it is treated as generic: authors, year, venue and pages must agree.
 
     With `floor` > 0 a pair that cannot reach it returns 0 early (the resolve loops only
     keep pairs at or above the threshold): the cheap title veto is checked before the
     abstract sets are intersected. Pairs that can reach `floor` get their exact score."""
-    if conflict(a, b):
+    if a.kinds != b.kinds or conflict(a, b):
         return 0.0
+    if (not a.title or not b.title) and a.lead and a.lead == b.lead:
+        return _lead_score(a, b)
     ratio = contained = None
     if floor > 0.0:
         if a.title and b.title and floor > TITLE_VETO / 4:
@@ -132,7 +151,7 @@ def score(a: Doc, b: Doc, floor: float = 0.0) -> float:
         na, nb = len(a.abstract_shingles), len(b.abstract_shingles)
         if na >= MIN_SHINGLES and nb >= MIN_SHINGLES:
             contained = shared(a.abstract_shingles, b.abstract_shingles) / min(na, nb)
-            if ABSTRACT_BASE + contained < floor:
+            if ABSTRACT_BASE + contained < floor and (ratio is None or ratio < 100 * SAME_TITLE):
                 return 0.0  # capped at ABSTRACT_BASE + containment below
     f = features(a, b, ratio, contained)
     num = den = 0.0
@@ -143,30 +162,141 @@ def score(a: Doc, b: Doc, floor: float = 0.0) -> float:
     if den == 0:
         return 0.0
     s = num / den
-    if "abstract" in f:
+    if "abstract" in f and not (
+        f.get("title", 0.0) >= SAME_TITLE
+        and f.get("authors", 0.0) >= 0.5
+        and f.get("year_gap", 0.0) <= YEAR_SLACK
+    ):
         # Two papers on one topic by one group share title patterns and authors: the
         # abstract must agree too when both records have one (a reworded abstract of the
-        # same paper keeps most of its word pairs; a sibling paper keeps under half).
+        # same paper keeps most of its word pairs; a sibling paper keeps under half) —
+        # unless the title is the same and so are the authors: a camera-ready version
+        # often has its abstract rewritten.
         s = min(s, ABSTRACT_BASE + f["abstract"])
     if f.get("title", 1.0) < TITLE_VETO:
         # Different titles are different papers even when the abstracts agree: arXiv holds
         # pairs of distinct papers uploaded with one abstract by mistake.
         s = min(s, f["title"] / 4)
-    elif (
-        "title" in f
-        and a.title_marks != b.title_marks
-        and (a.title_marks and b.title_marks or "++" in a.title_marks | b.title_marks)
-    ):
+    elif "title" in f and (ma := _marks(a)) != (mb := _marks(b)) and (ma and mb or "++" in ma | mb):
         # 'NTIRE 2025 Challenge …' / 'NTIRE 2026 Challenge …', 'EuroLLM-9B' / 'EuroLLM-22B'.
         s = min(s, 0.25)
     elif "title" in f and "authors" not in f and "abstract" not in f:
         if min(len(a.title_tokens), len(b.title_tokens)) < LONE_TITLE_WORDS:
             s = min(s, 0.5)
+    if "title" in f and f["title"] >= TITLE_VETO:
+        s = min(s, _title_cap(a, b, f, shared_title))
+    if a.note != b.note and "title" in f:
+        s -= NOTE_TIE  # ('DEVise (demo abstract): …' meets its demo twin before the paper)
     gap = f.get("year_gap", 0.0)
     # Within the slack a small tie-break only: when a title recurs (a yearly column, a
     # conference and a journal version), the same-year twin must win the best-first merge.
     s -= 0.02 * min(gap, YEAR_SLACK) + 0.1 * max(0.0, gap - YEAR_SLACK)
     return max(0.0, min(1.0, s))
+
+
+NOTE_TIE = 0.02
+"""Taken off when the titles' bracketed notes differ: a tie-break, like the year's."""
+GENERIC_CAP = 0.2
+"""A generic or shared title whose records disagree on authors, year, venue or pages
+scores at most this: far below the threshold, whatever the title similarity."""
+LEAD_SCORE = 0.9
+"""Score of a title-less record whose opening sentences are word for word another
+record's, when the whole abstracts agree in vocabulary (`LEAD_VOCABULARY`) and the
+authors do not disagree."""
+LEAD_VOCABULARY = 0.25
+"""Estimated Jaccard of the abstracts' content words needed beside an equal opening
+(reworded copies of one abstract keep most words; two papers sharing a boilerplate
+opening sentence pair diverge after it)."""
+
+
+def _title_cap(a: Doc, b: Doc, f: dict[str, float], shared_title: bool) -> float:
+    """The most a pair with similar titles may score given what else they say.
+
+    A generic title (front matter, a column, or one that other distinct items carry), or
+    a book review against a record under the book's title, names nothing: the authors must agree, the years be at most one apart, the venues and
+    first pages not disagree. Any title: a journal and a conference venue a year or more
+    apart are two publications (a conference paper and its journal version)."""
+    venue = venue_agreement(a.venue, a.venue_kind, b.venue, b.venue_kind)
+    gap = f.get("year_gap", 0.0)
+    review = (REVIEW_NOTE in a.note) != (REVIEW_NOTE in b.note)
+    if a.generic or b.generic or shared_title or review:
+        if f.get("authors", 0.0) < 0.5 and f.get("abstract", 0.0) < 0.5:
+            return GENERIC_CAP
+        if gap > 1 or venue < 0 or (a.pages and b.pages and a.pages != b.pages):
+            return GENERIC_CAP
+    elif venue < 0 and gap >= 1:
+        return GENERIC_CAP
+    return 1.0
+
+
+def _lead_score(a: Doc, b: Doc) -> float:
+    """One record has no title and its abstract opens with the other's two opening
+    sentences, word for word."""
+    if a.surnames and b.surnames:
+        overlap = max(
+            len(a.surnames & b.name_tokens) / len(a.surnames),
+            len(b.surnames & a.name_tokens) / len(b.surnames),
+        )
+        if overlap == 0.0:
+            return 0.0
+    if len(a.sketch) and len(b.sketch) and sketch_jaccard(a.sketch, b.sketch) < LEAD_VOCABULARY:
+        return 0.0
+    return LEAD_SCORE
+
+
+def sketch_jaccard(a: np.ndarray, b: np.ndarray) -> float:
+    """Jaccard of two sets estimated from their bottom-k sketches (sorted hashes)."""
+    k = min(len(a), len(b))
+    if not k:
+        return 0.0
+    union = np.union1d(a, b)[:k]
+    both = np.intersect1d(a, b, assume_unique=True)
+    return float(np.count_nonzero(np.isin(union, both, assume_unique=True))) / k
+
+
+def shared_titles(docs: Sequence[Doc]) -> set[str]:
+    """Titles that at least two records of one source carry: one library listing two
+    items under one title says the title does not name one paper ('Editor's notes', a
+    conference paper and its journal version)."""
+    seen: dict[tuple[str, str], int] = {}
+    out = set()
+    for d in docs:
+        if d.title:
+            k = (d.source, d.title)
+            n = seen.get(k, 0) + 1
+            seen[k] = n
+            if n >= 2:
+                out.add(d.title)
+    return out
+
+
+def related_kind(a: Doc, b: Doc) -> tuple[str, bool] | None:
+    """(kind, a refers to b) when one record is an erratum, reply, comment, extended
+    abstract or another part of the other: titles equal but for their kind words. None
+    otherwise (also for generic titles, which name no one paper)."""
+    if a.kinds == b.kinds or not a.title or not b.title:
+        return None
+    ca, cb = a.core or a.title, b.core or b.title
+    if len(ca.split()) < 3 or len(cb.split()) < 3 or is_generic(ca) or is_generic(cb):
+        return None
+    if fuzz.ratio(ca, cb) < 100 * RELATED_TITLE:
+        return None
+    only_a, only_b = a.kinds - b.kinds, b.kinds - a.kinds
+    if any(k.startswith("part:") for k in only_a | only_b) and not (
+        only_a - _PARTS(only_a) or only_b - _PARTS(only_b)
+    ):
+        return ("part", True)
+    if only_a - _PARTS(only_a):
+        return (sorted(only_a - _PARTS(only_a))[0], True)
+    return (sorted(only_b - _PARTS(only_b))[0], False)
+
+
+def _PARTS(kinds: frozenset[str]) -> frozenset[str]:  # noqa: N802 (reads as a set name)
+    return frozenset(k for k in kinds if k.startswith("part:"))
+
+
+RELATED_TITLE = 0.9
+"""Title similarity (kind words removed) for an erratum or reply to name its paper."""
 
 
 def candidate_scores(docs: Sequence[Doc]) -> list[tuple[float, int, int]]:
@@ -175,7 +305,56 @@ def candidate_scores(docs: Sequence[Doc]) -> list[tuple[float, int, int]]:
         title_keys(docs),
         abstract_keys(docs),
     ]
+    common = shared_titles(docs)
     out = []
     for i, j in candidate_pairs(keys):
-        out.append((score(docs[i], docs[j]), i, j))
+        a, b = docs[i], docs[j]
+        out.append((score(a, b, shared_title=a.title in common or b.title in common), i, j))
+    return undecided(docs, out, common)
+
+
+TIE = 0.01
+"""Scores this close are a tie."""
+
+
+def undecided(
+    docs: Sequence[Doc], scored: list[tuple[float, int, int]], common: set[str]
+) -> list[tuple[float, int, int]]:
+    """`scored` with the matches of a generic title that nothing decides capped below the
+    threshold: when a record with such a title matches two records of one other source
+    equally well (three 'Book review column's by one editor in one year), any pairing
+    would be a guess, and a wrong merge costs more than a missed one."""
+    best: dict[tuple[int, str], list[tuple[float, int]]] = {}
+    for s, i, j in scored:
+        if s < MATCH_THRESHOLD:
+            continue
+        for x, y in ((i, j), (j, i)):
+            d = docs[x]
+            if d.generic or (d.title and d.title in common):
+                best.setdefault((x, docs[y].source), []).append((s, y))
+    drop: set[tuple[int, int]] = set()
+    for (x, _src), cands in best.items():
+        if len(cands) < 2:
+            continue
+        cands.sort(reverse=True)
+        if cands[0][0] - cands[1][0] < TIE:
+            top = cands[0][0]
+            drop.update((min(x, y), max(x, y)) for s, y in cands if top - s < TIE)
+    if not drop:
+        return scored
+    return [
+        (min(s, GENERIC_CAP) if (min(i, j), max(i, j)) in drop else s, i, j) for s, i, j in scored
+    ]
+
+
+def related_pairs(docs: Sequence[Doc], pairs: Iterable[tuple[int, int]]) -> list[tuple[int, int, str]]:
+    """(referring, referred, kind) among candidate pairs whose records are of different
+    kinds (`related_kind`)."""
+    out = []
+    for i, j in pairs:
+        a, b = docs[i], docs[j]
+        if a.kinds or b.kinds:
+            rel = related_kind(a, b)
+            if rel is not None:
+                out.append((i, j, rel[0]) if rel[1] else (j, i, rel[0]))
     return out

@@ -31,6 +31,15 @@ import numpy as np
 from paperdesk.model import SourceRecord
 from paperdesk.normalize.ids import arxiv_id as _arxiv_id
 from paperdesk.normalize.ids import normalize_doi
+from paperdesk.resolve.works_text import (
+    first_page,
+    front_matter_tail,
+    is_generic,
+    lead_key,
+    lead_text,
+    title_kinds,
+    venue_words,
+)
 
 # The identifier types checked first, in this order; any other `ids` entry follows, sorted.
 ID_ORDER = ("doi", "arxiv", "openreview")
@@ -41,7 +50,7 @@ _ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$")
 
 _DIGITS = re.compile(r"\d+")
 _BRACKETED = re.compile(r"\([^()]{0,80}\)|\[[^\[\]]{0,80}\]")
-_SUBTITLE = re.compile(r"\s*(?::|\s-{1,2}\s|\s—\s)\s*")
+_SUBTITLE = re.compile(r"\s*(?::|\?(?=\s+\S)|\s-{1,2}\s|\s—\s)\s*")
 # Words that carry no identity: dropped from token sets (not from the title string).
 STOPWORDS = frozenset(
     "a an and are as at be by for from has have in into is it its of on or our that the "
@@ -78,6 +87,31 @@ class Doc:
     title_marks: frozenset[str] = frozenset()
     """Numbers in the title, and '++': what tells 'BioASQ 2024' from 'BioASQ 2025',
     'EuroLLM-9B' from 'EuroLLM-22B' and 'Co-Seg++' from 'Co-Seg' (a sequel, not a copy)."""
+    kinds: frozenset[str] = frozenset()
+    """What the title says the record is besides a paper (`title_kinds`): 'erratum',
+    'part:2', 'reply', 'comment', 'abstract-of'. Records of different kinds are different
+    works (an erratum is not the paper it corrects), linked as related instead."""
+    core: str = ""
+    """With `kinds`: the folded title without its kind words ('erratum to', '(part II)'),
+    which names the paper it refers to ('' without kinds)."""
+    generic: bool = False
+    """The title is front matter or a column ('Guest editorial', 'Book review column'):
+    many different items carry it, so the title alone says nothing."""
+    venue: str = ""
+    """Folded venue words, abbreviations expanded, publishers and kind words dropped."""
+    venue_kind: str = ""
+    """'journal' or 'conference' when the venue names one ('' without a venue)."""
+    pages: str = ""
+    """The first page ('' when not given)."""
+    lead: int = 0
+    """A stable key of the abstract's opening two sentences (0 when too short): a copy
+    whose opening is word for word the paper's, the rest reworded, still meets it."""
+    sketch: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint32))
+    """Bottom-k hashes of the abstract's content words: estimates how alike two whole
+    abstracts are in vocabulary (rewording keeps words, not word pairs)."""
+    note: str = ""
+    """The title's bracketed notes, folded ('demo abstract'): dropped from `title`, but
+    when one library lists a paper and its demo under one title they tell them apart."""
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         # Docs travel from worker processes by the batch: plain values and raw bytes
@@ -96,6 +130,15 @@ class Doc:
                 self.year,
                 self.source,
                 "\x1f".join(self.title_marks),
+                "\x1f".join(self.kinds),
+                self.core,
+                self.generic,
+                self.venue,
+                self.venue_kind,
+                self.pages,
+                self.lead,
+                self.sketch.astype(np.uint32).tobytes(),
+                self.note,
             ),
         )
 
@@ -116,6 +159,15 @@ def _doc_from(
     year: int | None,
     source: str,
     marks: str,
+    kinds: str = "",
+    core: str = "",
+    generic: bool = False,
+    venue: str = "",
+    venue_kind: str = "",
+    pages: str = "",
+    lead: int = 0,
+    sketch: bytes = b"",
+    note: str = "",
 ) -> Doc:
     return Doc(
         key,
@@ -129,6 +181,15 @@ def _doc_from(
         year,
         source,
         _split(marks),
+        _split(kinds),
+        core,
+        generic,
+        venue,
+        venue_kind,
+        pages,
+        lead,
+        np.frombuffer(sketch, dtype=np.uint32),
+        note,
     )
 
 
@@ -170,6 +231,12 @@ class RecordView(Protocol):
     def ids(self) -> dict[str, str]: ...
     @property
     def year(self) -> int | None: ...
+    @property
+    def venue(self) -> str | None: ...
+    @property
+    def journal_ref(self) -> str | None: ...
+    @property
+    def extra(self) -> dict[str, Any]: ...
 
 
 def identity_keys(record: RecordView) -> list[tuple[str, str]]:
@@ -326,20 +393,49 @@ def make_docs(records: Sequence[RecordView]) -> list[Doc]:
     a_lists: list[list[str]] = []
     for record in records:
         raw_title = record.title_text or record.title or ""
-        # Bracketed notes are the library's, not the paper's: '(Panel Abstract)', '(demo)'.
+        # Kind words first: '(part II)' is bracketed but names another item.
+        folded = fold(raw_title) if raw_title else ""
+        kinds, core = title_kinds(folded) if folded else (frozenset(), "")
+        # Bracketed notes are the library's, not the paper's: '(Panel Abstract)', '(demo)';
+        # so is a trailing 'Guest Editors' Foreword' (both kept as the `note`).
         bare = _BRACKETED.sub(" ", raw_title)
-        title = norm_text(bare if bare.strip() else raw_title)
+        has_notes = bare != raw_title
+        named, front = front_matter_tail(fold(bare) if has_notes else folded) if folded else ("", "")
+        title = norm_text(named if bare.strip() else raw_title)
         head = _SUBTITLE.split(raw_title, maxsplit=1)
         title_head = norm_text(head[0]) if len(head) > 1 else ""
         t_lists.append(title.split())
-        a_lists.append(_words((record.abstract_text or record.abstract or "")[:_ABSTRACT_CHARS]))
-        parts.append((record, title, title_head, "++" in raw_title))
+        abstract = (record.abstract_text or record.abstract or "")[:_ABSTRACT_CHARS]
+        a_lists.append(_words(abstract))
+        venue = getattr(record, "venue", None) or getattr(record, "journal_ref", None) or ""
+        parts.append(
+            (
+                record,
+                title,
+                title_head,
+                "++" in raw_title,
+                kinds,
+                norm_text(_BRACKETED.sub(" ", core)) if kinds else "",
+                venue_words(_words(venue)) if venue else ("", ""),
+                first_page(getattr(record, "extra", None)),
+                lead_key(_words(lead_text(abstract))),
+                " ".join(
+                    [norm_text(n) for n in _BRACKETED.findall(raw_title)] + [norm_text(front)]
+                ).strip()
+                if has_notes or front
+                else "",
+            )
+        )
     t_sets = _hash_sets(t_lists, pairs=False)
-    a_sets = _hash_sets(a_lists, pairs=True, cap=ABSTRACT_WORDS)
+    a_sets, sketches = _abstract_sets(a_lists)
     docs = []
-    for (record, title, title_head, plus), t_set, a_set, (fams, name_words) in zip(
-        parts, t_sets, a_sets, _surname_sets(records), strict=True
-    ):
+    for (
+        (record, title, title_head, plus, kinds, core, (venue, venue_kind), pages, lead, note),
+        t_set,
+        a_set,
+        sketch,
+        (fams, name_words),
+    ) in zip(parts, t_sets, a_sets, sketches, _surname_sets(records), strict=True):
         docs.append(
             Doc(
                 key=record.key,
@@ -353,9 +449,31 @@ def make_docs(records: Sequence[RecordView]) -> list[Doc]:
                 year=record.year,
                 source=record.source,
                 title_marks=frozenset(_DIGITS.findall(title) + (["++"] if plus else [])),
+                kinds=kinds,
+                core=core,
+                generic=is_generic(title),
+                venue=venue,
+                venue_kind=venue_kind,
+                pages=pages,
+                lead=lead,
+                sketch=sketch,
+                note=note,
             )
         )
     return docs
+
+
+SKETCH = 64
+"""Content-word hashes kept per abstract for `sketch` (bottom-k: k of the smallest)."""
+
+
+def _abstract_sets(lists: list[list[str]]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Abstract bigram sets and unigram bottom-k sketches."""
+    return _hash_sets2(lists, pairs=True, cap=ABSTRACT_WORDS, sketch=SKETCH)
+
+
+MIN_SKETCH = 20
+"""Abstracts with fewer content words get no sketch (too short to compare)."""
 
 
 def _words(text: str) -> list[str]:
@@ -371,6 +489,15 @@ def _hash_sets(lists: list[list[str]], pairs: bool, cap: int = 0) -> list[np.nda
     """Per list, the sorted unique hashes of its words once stopwords are dropped
     (`pairs`: of its adjacent remaining words; a one-word list keeps its word; `cap`: of
     its first `cap` remaining words), computed for all lists in one pass."""
+    return _hash_sets2(lists, pairs, cap, 0)[0]
+
+
+def _hash_sets2(
+    lists: list[list[str]], pairs: bool, cap: int = 0, sketch: int = 0
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """`_hash_sets`, and with `sketch` > 0 also each list's `sketch` smallest unique word
+    hashes (a bottom-k sketch of its word set; empty under MIN_SKETCH words) from the same
+    hashed words."""
     n = len(lists)
     lens = np.fromiter(map(len, lists), dtype=np.int64, count=n)
     flat = _word_hashes([w for words in lists for w in words])
@@ -383,6 +510,10 @@ def _hash_sets(lists: list[list[str]], pairs: bool, cap: int = 0) -> list[np.nda
         keep &= kept - np.repeat(before, lens) <= cap
     flat, owner = flat[keep], owner[keep]
     lens = np.bincount(owner.astype(np.int64), minlength=n)
+    sketches: list[np.ndarray] = []
+    if sketch:
+        words = _unique_sets(owner, flat, n)
+        sketches = [u[:sketch].copy() if len(u) >= MIN_SKETCH else u[:0].copy() for u in words]
     if pairs:
         x = (flat[:-1].astype(np.uint64) * np.uint64(0x9E3779B1)) ^ flat[1:].astype(np.uint64)
         inside = owner[:-1] == owner[1:]
@@ -395,12 +526,17 @@ def _hash_sets(lists: list[list[str]], pairs: bool, cap: int = 0) -> list[np.nda
             vals = np.concatenate([vals, flat[starts[single]]])
     else:
         own, vals = owner, flat
+    return [u.copy() for u in _unique_sets(own, vals, n)], sketches
+
+
+def _unique_sets(own: np.ndarray, vals: np.ndarray, n: int) -> list[np.ndarray]:
+    """Per owner 0..n-1, the sorted unique `vals` it owns (views into one array)."""
     code = np.sort((own << np.uint64(32)) | vals.astype(np.uint64))
     if len(code):  # (np.unique hashes large arrays: several times slower than a sort)
         code = code[np.concatenate(([True], code[1:] != code[:-1]))]
     bounds = np.searchsorted(code >> np.uint64(32), np.arange(n + 1, dtype=np.uint64))
     uniq = (code & np.uint64(0xFFFFFFFF)).astype(np.uint32)
-    return [uniq[bounds[i] : bounds[i + 1]].copy() for i in range(n)]
+    return [uniq[bounds[i] : bounds[i + 1]] for i in range(n)]
 
 
 def cluster_records(

@@ -8,6 +8,7 @@ read-only, so batches can be prepared in worker processes.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -22,7 +23,15 @@ from paperdesk.resolve.blocking import (
     candidate_pairs,
     title_keys,
 )
-from paperdesk.resolve.pairs import score
+from paperdesk.resolve.pairs import (
+    GENERIC_CAP,
+    TIE,
+    related_kind,
+    related_pairs,
+    score,
+    shared_titles,
+    undecided,
+)
 from paperdesk.resolve.works import Doc, make_docs
 from paperdesk.store.base import WorkRepository
 from paperdesk.store.codec import restore_derived_text
@@ -61,6 +70,9 @@ class RecordLite:
         "arxiv_id",
         "ids",
         "year",
+        "venue",
+        "journal_ref",
+        "extra",
     )
 
     def __init__(self, data: bytes):
@@ -73,6 +85,9 @@ class RecordLite:
         self.doi, self.arxiv_id = g("doi"), g("arxiv_id")
         self.ids = g("ids") or {}
         self.year = g("year")
+        self.venue, self.journal_ref = g("venue"), g("journal_ref")
+        extra = g("extra") or {}
+        self.extra = {k: extra[k] for k in ("page", "pages") if k in extra}
 
     @property
     def key(self) -> str:
@@ -91,6 +106,10 @@ class Prepared:
     akeys: np.ndarray
     pairs: list[tuple[float, int, int]]
     """(score, i, j), best first, only pairs scoring at least the threshold."""
+    shared: set[str] = dataclasses.field(default_factory=set)
+    """Titles that two records of one source in the batch carry (`pairs.shared_titles`)."""
+    related: list[tuple[int, int, str]] = dataclasses.field(default_factory=list)
+    """(referring, referred, kind) pairs inside the batch (`pairs.related_pairs`)."""
 
 
 def featurised(rows: Sequence[tuple[int, int, bytes]]) -> tuple[list[Doc], np.ndarray, np.ndarray]:
@@ -114,12 +133,25 @@ def paired(
     threshold: float,
 ) -> Prepared:
     pairs = []
-    for i, j in candidate_pairs([tkeys, akeys]):
-        sc = score(docs[i], docs[j], threshold)
+    common = shared_titles(docs)
+    cands = candidate_pairs([tkeys, akeys])
+    for i, j in cands:
+        a, b = docs[i], docs[j]
+        sc = score(a, b, threshold, a.title in common or b.title in common)
         if sc >= threshold:
             pairs.append((sc, i, j))
+    pairs = [p for p in undecided(docs, pairs, common) if p[0] >= threshold]
     pairs.sort(reverse=True)
-    return Prepared([r for r, _, _ in rows], [q for _, q, _ in rows], docs, tkeys, akeys, pairs)
+    return Prepared(
+        [r for r, _, _ in rows],
+        [q for _, q, _ in rows],
+        docs,
+        tkeys,
+        akeys,
+        pairs,
+        common,
+        related_pairs(docs, sorted(cands)),
+    )
 
 
 @dataclass
@@ -136,6 +168,8 @@ class Run:
     """In-memory copy of the stored band keys for large runs (None: ask the store)."""
     day_table: bool = False
     """The run's new band keys go to the day's table (a small incremental run)."""
+    related: list[tuple[str, str, str]] = dataclasses.field(default_factory=list)
+    """(referring key, referred key, kind) met against stored records, to be written."""
 
     def follow(self, work: int) -> int:
         for _ in range(100):
@@ -158,7 +192,9 @@ def content_candidates(
     against the stored works, in member order (a work's place in the dict is where it is
     first met, which orders ties)."""
     members = np.array([i for n in which for i in plans[n][0]], dtype=np.int64)
-    scores = doc_scores(works, batch.docs, batch.tkeys, batch.akeys, members, run, threshold)
+    scores = doc_scores(
+        works, batch.docs, batch.tkeys, batch.akeys, members, run, threshold, batch.shared
+    )
     for n in which:
         best = plans[n][2]
         for i in plans[n][0]:
@@ -175,9 +211,14 @@ def doc_scores(
     members: np.ndarray,
     run: Run,
     threshold: float,
+    shared: set[str] | None = None,
 ) -> dict[int, dict[int, float]]:
     """doc (of `members`) → work → the doc's best score against the work's stored records
-    among its top LSH candidates, works in the order first met."""
+    among its top LSH candidates, works in the order first met.
+
+    A title that two stored works carry among a doc's candidates (or `shared`: two
+    records of one source in the batch) is generic for that doc (`pairs.score`). Related
+    records (an erratum of a stored paper) are added to `run.related`."""
     cache = run.cache
     if run.index is not None:
         qkeys = np.hstack([tkeys[members], akeys[members]])
@@ -190,15 +231,29 @@ def doc_scores(
     for rowid, blob in works.docs(rows):
         cache[rowid] = unpack_doc(blob)
     out: dict[int, dict[int, float]] = {}
+    shared = shared or set()
     for i, cands in top.items():
         best: dict[int, float] = {}
-        for rowid, work in cands:
-            c = cache.get(rowid)
-            if c is None:
-                continue
-            s = score(docs[i], c, threshold)
+        d = docs[i]
+        met = [(cache[r], w) for r, w in cands if r in cache]
+        generic = bool(d.title) and (
+            d.title in shared or len({w for c, w in met if c.title == d.title}) >= 2
+        )
+        for c, work in met:
+            s = score(d, c, threshold, generic)
             if s > best.get(work, -1.0):
                 best[work] = s
+            if d.kinds or c.kinds:
+                rel = related_kind(d, c)
+                if rel is not None:
+                    run.related.append((d.key, c.key, rel[0]) if rel[1] else (c.key, d.key, rel[0]))
+        if (generic or d.generic) and len(best) > 1:
+            # Two stored works match a generic title equally well: nothing decides (`undecided`).
+            high = max(best.values())
+            tied = [w for w, s in best.items() if s >= threshold and high - s < TIE]
+            if len(tied) > 1:
+                for w in tied:
+                    best[w] = min(best[w], GENERIC_CAP)
         out[i] = best
     return out
 
@@ -281,19 +336,32 @@ def pack_doc(d: Doc) -> bytes:
             d.source,
             sorted(d.title_marks),
             len(d.title_tokens),
+            sorted(d.kinds),
+            d.core,
+            d.generic,
+            d.venue,
+            d.venue_kind,
+            d.pages,
+            d.lead,
+            len(d.sketch),
+            d.note,
         ]
     )
     return (
         len(head).to_bytes(4, "little")
         + head
         + d.title_tokens.astype(np.uint32).tobytes()
+        + d.sketch.astype(np.uint32).tobytes()
         + d.abstract_shingles.astype(np.uint32).tobytes()
     )
 
 
 def unpack_doc(blob: bytes) -> Doc:
     n = int.from_bytes(blob[:4], "little")
-    key, ids, title, head, fams, words, year, source, marks, nt = orjson.loads(blob[4 : 4 + n])
+    (
+        key, ids, title, head, fams, words, year, source, marks, nt,
+        kinds, core, generic, venue, venue_kind, pages, lead, ns, note,
+    ) = orjson.loads(blob[4 : 4 + n])
     arrays = np.frombuffer(blob[4 + n :], dtype=np.uint32)
     return Doc(
         key=key,
@@ -301,10 +369,19 @@ def unpack_doc(blob: bytes) -> Doc:
         title=title,
         title_head=head,
         title_tokens=arrays[:nt].copy(),
-        abstract_shingles=arrays[nt:].copy(),
+        abstract_shingles=arrays[nt + ns :].copy(),
         surnames=frozenset(fams),
         name_tokens=frozenset(words),
         year=year,
         source=source,
         title_marks=frozenset(marks),
+        kinds=frozenset(kinds),
+        core=core,
+        generic=generic,
+        venue=venue,
+        venue_kind=venue_kind,
+        pages=pages,
+        lead=lead,
+        sketch=arrays[nt : nt + ns].copy(),
+        note=note,
     )

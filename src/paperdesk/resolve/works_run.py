@@ -40,9 +40,11 @@ from paperdesk.store.base import Store, WorkRepository, now
 from paperdesk.store.codec import decode_record
 
 CHECKPOINT = "resolve.works.seq"
-FORMAT = 1
+FORMAT = 2
 """The format of the works tables this code writes: a store holding another is rebuilt by
-its next run (a full run, keeping work ids), not migrated."""
+its next run (a full run, keeping work ids), not migrated. 2: generic titles, title kinds
+(errata, parts, replies) and related links, opening-sentence keys (`work_docs` layout
+and band keys changed)."""
 PARALLEL_MIN = 50_000
 """Runs with fewer changed records featurise in-process."""
 DOC_CACHE = 400_000
@@ -339,6 +341,10 @@ def resolve_batch(
         _attach(out, target, g, docs, how, best, registry, counts)
         lsh_rows += _lsh_rows(works, out, target, g, docs)
     out.flush(works)
+    related = [(docs[i].key, docs[j].key, kind) for i, j, kind in batch.related]
+    if related or run.related:
+        works.add_related(sorted(set(related + run.related)))
+        run.related = []
     report.by_identity += counts["id"]
     report.by_content += counts["content"]
     # Band key rows: every key of each indexed (record, field), in key order (B-tree

@@ -240,6 +240,15 @@ class WorkRepository(Protocol):
     def put_docs(self, rows: Sequence[tuple[int, bytes]]) -> None:
         ...
 
+    def add_related(self, rows: Sequence[tuple[str, str, str]]) -> None:
+        """(referring record key, referred record key, kind): an erratum, reply, comment or
+        other part linked to the paper it refers to (derived; emptied by `clear`)."""
+        ...
+
+    def related_of(self, keys: Sequence[str]) -> list[tuple[str, str, str]]:
+        """(from key, to key, kind) of the links touching any of `keys`."""
+        ...
+
     def add_lsh(self, rows: np.ndarray, *, day: bool) -> None:
         """(band key, record rowid, work) rows, into the day's table or the folded one."""
         ...

@@ -25,7 +25,9 @@ LSH_TABLES = ("work_lsh", "work_lsh_day")
 _DAY_ORDER = 1 << 40
 """Added to `work_lsh_day` rowids where both tables' rows are ranked in stored order:
 they come after every `work_lsh` row, as they will once folded."""
-DERIVED_TABLES = ("work_records", "work_keys", *LSH_TABLES, "work_docs", "works")
+DERIVED_TABLES = (
+    "work_records", "work_keys", *LSH_TABLES, "work_docs", "work_related", "works"
+)
 """What a full run empties and rebuilds (curations, constraints and redirects stay)."""
 
 
@@ -321,6 +323,26 @@ class SQLiteWorks:
         self.conn.executemany(
             "INSERT OR IGNORE INTO work_keys (kind, value, work_id) VALUES (?, ?, ?)", rows
         )
+
+    def add_related(self, rows: Sequence[tuple[str, str, str]]) -> None:
+        """(referring record key, referred record key, kind) links; a link already held
+        keeps its kind."""
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO work_related (from_key, to_key, kind) VALUES (?, ?, ?)", rows
+        )
+
+    def related_of(self, keys: Sequence[str]) -> list[tuple[str, str, str]]:
+        """(from key, to key, kind) of the links touching any of `keys`, in key order."""
+        out: set[tuple[str, str, str]] = set()
+        for part in _chunks(list(keys)):
+            marks = _marks(len(part))
+            sql = (
+                "SELECT from_key, to_key, kind FROM work_related"  # noqa: S608 (placeholders)
+                f" WHERE from_key IN ({marks}) UNION"
+                f" SELECT from_key, to_key, kind FROM work_related WHERE to_key IN ({marks})"
+            )
+            out.update((str(a), str(b), str(k)) for a, b, k in self.conn.execute(sql, [*part, *part]))
+        return sorted(out)
 
     def put_docs(self, rows: Sequence[tuple[int, bytes]]) -> None:
         self.conn.executemany(
