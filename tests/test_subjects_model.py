@@ -183,7 +183,8 @@ def test_classify_store_given_wins_predicted_marked(store, model, tmp_path):
     orv, arx = _real_inputs(tmp_path)
     ingest_paths(store, [orv, arx])
 
-    def predictor(items):
+    def predictor(items, contexts):
+        assert len(contexts) == len(items)
         return [
             [
                 {

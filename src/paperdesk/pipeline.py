@@ -22,7 +22,7 @@ import functools
 import os
 import socket
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -98,8 +98,14 @@ def subjects(
         model = load_subject_model(model_path)
         model_id = str(model.meta.get("model_id") or "model")
 
-        def predictor(items: Sequence[tuple[str | None, str | None]]) -> list[list[dict[str, Any]]]:
-            return [scored(p) for p in model.predict(items)]
+        def predictor(
+            items: Sequence[tuple[str | None, str | None]],
+            contexts: Sequence[Mapping[str, float]],
+        ) -> list[list[dict[str, Any]]]:
+            from paperdesk.subjects.context import evidence_from_counts
+
+            ev = evidence_from_counts(contexts, model.classes, model.prior)
+            return [scored(p) for p in model.predict(items, context=ev)]
 
     return classify(store, predictor, model_id=model_id, full=full).to_dict()
 

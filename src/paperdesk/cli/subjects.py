@@ -213,18 +213,45 @@ def _emit_prediction(n: int, obj: dict[str, Any] | str, pred: Any, as_json: bool
     show_default=True,
     help="Latest months held out for the test figures.",
 )
+@click.option(
+    "--store",
+    "from_store",
+    is_flag=True,
+    help="Train on the store's own records that came with arXiv subjects (--db).",
+)
 @click.option("--json", "as_json", is_flag=True)
+@pass_ctx
 @handle_errors
-def train_cmd(feed: Path | None, out: Path | None, test_months: int, as_json: bool) -> None:
-    """Train the subject model: earlier months train, the month before the held-out
-    month(s) calibrates, the latest month(s) test. Deterministic for the same feed."""
+def train_cmd(
+    ctx: Ctx, feed: Path | None, out: Path | None, test_months: int, from_store: bool,
+    as_json: bool,
+) -> None:
+    """Train the subject model: earlier months train (recent months weigh more), the month
+    before the held-out month(s) calibrates, the latest month(s) test. With --store, the
+    store's records with arXiv subjects are the data. Deterministic for the same data."""
     from paperdesk.subjects.classifier import default_model_path
-    from paperdesk.subjects.training import train_from_feed
+    from paperdesk.subjects.training import (
+        examples_from_store,
+        train_from_examples,
+        train_from_feed,
+    )
 
-    feed = feed or DEFAULT_FEED
-    if not feed.exists():
-        raise PaperdeskError(f"feed {feed} not found (give --feed)")
-    model, report, _ = train_from_feed(feed, test_months=test_months)
+    if from_store:
+        if feed is not None:
+            raise PaperdeskError("give --feed or --store, not both")
+        examples = examples_from_store(ctx.store)
+        months = sorted({e.month for e in examples})
+        if len(months) < test_months + 2:
+            raise PaperdeskError(
+                f"the store's records with arXiv subjects span {len(months)} month(s); "
+                f"training needs at least {test_months + 2}"
+            )
+        model, report, _ = train_from_examples(examples, test_months=test_months)
+    else:
+        feed = feed or DEFAULT_FEED
+        if not feed.exists():
+            raise PaperdeskError(f"feed {feed} not found (give --feed)")
+        model, report, _ = train_from_feed(feed, test_months=test_months)
     path = model.save(out or default_model_path())
     data = {**report.__dict__, "model": str(path), "model_bytes": path.stat().st_size}
     if as_json:

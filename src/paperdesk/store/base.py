@@ -322,8 +322,26 @@ class SubjectRepository(Protocol):
         subjects: Sequence[tuple[str, int, str, int, float | None, float | None]],
         codes: Sequence[tuple[str, int, str, str]],
         states: Sequence[tuple[str, str | None, str]],
+        contexts: Sequence[tuple[str, str]] = (),
     ) -> None:
-        """The subjects and codes of records `keys` replaced by the rows given."""
+        """The subjects, codes and context keys (`(record key, context key)`) of records
+        `keys` replaced by the rows given."""
+        ...
+
+    def put_predicted(
+        self,
+        keys: Sequence[str],
+        subjects: Sequence[tuple[str, int, str, int, float | None, float | None]],
+        states: Sequence[tuple[str, str | None, str]],
+    ) -> None:
+        """The predicted subjects and states of records `keys` (codes and context stay)."""
+        ...
+
+    def context_counts(
+        self, keys: Sequence[str], secondary_weight: float
+    ) -> dict[str, dict[str, float]]:
+        """Context key → subject → weight of the given subjects of the records holding it
+        (a primary counts 1, a cross-list `secondary_weight`)."""
         ...
 
     def of_records(self, keys: Sequence[str]) -> dict[str, list[dict[str, Any]]]:

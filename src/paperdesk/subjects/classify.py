@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -24,17 +24,27 @@ from paperdesk.errors import NotFoundError
 from paperdesk.model import SourceRecord
 from paperdesk.resolve.works_curate import follow, format_id, parse_id
 from paperdesk.store.base import Store, now
+from paperdesk.subjects.context import SECONDARY_WEIGHT, context_keys
 from paperdesk.subjects.taxonomy import Taxonomy, load, split_categories
 
 CHECKPOINT = "subjects.classify.seq"
-FORMAT = 1
+FORMAT = 2
 """The format of the subjects tables this code writes: a store holding another is
-re-classified whole by its next run, not migrated."""
+re-classified whole by its next run, not migrated. 2: context keys (`record_context`)."""
 _BATCH = 1000
 
-Predictor = Callable[[Sequence[tuple[str | None, str | None]]], list[list[dict[str, Any]]]]
-"""(title, abstract) pairs → for each, ranked dicts with `subject`, `probability`,
-`primary_probability` (primary first). Kept abstract so this stage does not import numpy."""
+Predictor = Callable[
+    [Sequence[tuple[str | None, str | None]], Sequence[Mapping[str, float]]],
+    list[list[dict[str, Any]]],
+]
+"""(title, abstract) pairs and each paper's context (subject → weight of the given subjects
+of its authors' and venue's records) → for each, ranked dicts with `subject`,
+`probability`, `primary_probability` (primary first). Kept abstract so this stage does not
+import numpy."""
+DEFER = 20_000
+"""Records to predict are held until the given subjects of the run so far are written (so
+that their authors' histories count, whatever order the records came in), at most this
+many at a time."""
 
 
 @dataclass
@@ -68,16 +78,22 @@ def classify(
     full = full or store.derived_format("subjects") != FORMAT
     after = 0 if full else int(store.get_checkpoint(CHECKPOINT) or 0)
     batch: list[tuple[int, SourceRecord]] = []
+    deferred: list[SourceRecord] = []
     todo = store.iter_changed(after)
     if predict is not None and after:
         todo = itertools.chain(store.subjects.pending(after), todo)
     for item in todo:
         batch.append(item)
         if len(batch) >= _BATCH:
-            _classify_batch(store, batch, predict, model_id, tax, report)
+            deferred += _classify_batch(store, batch, predict, tax, report)
             batch = []
+            if len(deferred) >= DEFER and predict is not None:
+                _predict(store, deferred, predict, model_id, report)
+                deferred = []
     if batch:
-        _classify_batch(store, batch, predict, model_id, tax, report)
+        deferred += _classify_batch(store, batch, predict, tax, report)
+    if deferred and predict is not None:
+        _predict(store, deferred, predict, model_id, report)
     if report.last_seq > after:  # pending records picked up may be older than the checkpoint
         store.set_checkpoint(CHECKPOINT, report.last_seq)
     if full:
@@ -90,13 +106,15 @@ def _classify_batch(
     store: Store,
     batch: list[tuple[int, SourceRecord]],
     predict: Predictor | None,
-    model_id: str,
     tax: Taxonomy,
     report: ClassifyReport,
-) -> None:
+) -> list[SourceRecord]:
+    """Write the batch's given subjects (with their context keys); the records that need
+    a prediction are returned (or counted pending without a model)."""
     subject_rows: list[tuple[Any, ...]] = []
     code_rows: list[tuple[Any, ...]] = []
     state_rows: list[tuple[Any, ...]] = []
+    context_rows: list[tuple[str, str]] = []
     to_predict: list[SourceRecord] = []
     stamp = now()
     for _seq, rec in batch:
@@ -105,6 +123,7 @@ def _classify_batch(
         if split.subjects:
             subject_rows += [(rec.key, i, s, 0, None, None) for i, s in enumerate(split.subjects)]
             state_rows.append((rec.key, None, stamp))
+            context_rows += [(rec.key, k) for k in _context(rec)]
             report.given += 1
         elif (rec.title or "").strip() or (rec.abstract or "").strip():
             to_predict.append(rec)
@@ -113,19 +132,52 @@ def _classify_batch(
             report.no_text += 1
     if to_predict and predict is None:
         report.pending += len(to_predict)
-    elif to_predict and predict is not None:
-        preds = predict([(r.title, r.abstract) for r in to_predict])
-        for rec, ranked in zip(to_predict, preds, strict=True):
+    with store.transaction():
+        store.subjects.replace(
+            [rec.key for _, rec in batch], subject_rows, code_rows, state_rows, context_rows
+        )
+    report.records += len(batch)
+    report.last_seq = max(report.last_seq, max(seq for seq, _ in batch))
+    return to_predict if predict is not None else []
+
+
+def _context(rec: SourceRecord) -> list[str]:
+    return context_keys([a.name for a in rec.authors], rec.venue, rec.comments)
+
+
+def _predict(
+    store: Store,
+    records: list[SourceRecord],
+    predict: Predictor,
+    model_id: str,
+    report: ClassifyReport,
+) -> None:
+    """Predict and write the subjects of `records`, each with its context: the summed given
+    subjects of the records sharing its authors or venue."""
+    for start in range(0, len(records), _BATCH):
+        part = records[start : start + _BATCH]
+        keys = [_context(r) for r in part]
+        counts = store.subjects.context_counts([k for ks in keys for k in ks], SECONDARY_WEIGHT)
+        contexts: list[dict[str, float]] = []
+        for ks in keys:
+            c: dict[str, float] = {}
+            for k in ks:
+                for subject, n in counts.get(k, {}).items():
+                    c[subject] = c.get(subject, 0.0) + n
+            contexts.append(c)
+        preds = predict([(r.title, r.abstract) for r in part], contexts)
+        stamp = now()
+        subject_rows: list[tuple[Any, ...]] = []
+        state_rows: list[tuple[Any, ...]] = []
+        for rec, ranked in zip(part, preds, strict=True):
             subject_rows += [
                 (rec.key, i, p["subject"], 1, p["probability"], p["primary_probability"])
                 for i, p in enumerate(ranked)
             ]
             state_rows.append((rec.key, model_id, stamp))
             report.predicted += 1
-    with store.transaction():
-        store.subjects.replace([rec.key for _, rec in batch], subject_rows, code_rows, state_rows)
-    report.records += len(batch)
-    report.last_seq = max(report.last_seq, max(seq for seq, _ in batch))
+        with store.transaction():
+            store.subjects.put_predicted([r.key for r in part], subject_rows, state_rows)
 
 
 # -- reading -----------------------------------------------------------------------------

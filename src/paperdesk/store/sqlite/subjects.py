@@ -50,14 +50,51 @@ class SQLiteSubjects:
         subjects: Sequence[tuple[str, int, str, int, float | None, float | None]],
         codes: Sequence[tuple[str, int, str, str]],
         states: Sequence[tuple[str, str | None, str]],
+        contexts: Sequence[tuple[str, str]] = (),
     ) -> None:
         for chunk in _chunks(list(keys)):
             marks = ",".join("?" * len(chunk))
             self.conn.execute(f"DELETE FROM record_subjects WHERE record_key IN ({marks})", chunk)  # noqa: S608
             self.conn.execute(f"DELETE FROM record_codes WHERE record_key IN ({marks})", chunk)  # noqa: S608
+            self.conn.execute(f"DELETE FROM record_context WHERE record_key IN ({marks})", chunk)  # noqa: S608
         self.conn.executemany("INSERT INTO record_subjects VALUES (?, ?, ?, ?, ?, ?)", subjects)
         self.conn.executemany("INSERT INTO record_codes VALUES (?, ?, ?, ?)", codes)
         self.conn.executemany("INSERT OR REPLACE INTO record_subjects_state VALUES (?, ?, ?)", states)
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO record_context (record_key, key) VALUES (?, ?)", contexts
+        )
+
+    def put_predicted(
+        self,
+        keys: Sequence[str],
+        subjects: Sequence[tuple[str, int, str, int, float | None, float | None]],
+        states: Sequence[tuple[str, str | None, str]],
+    ) -> None:
+        """The predicted subjects of records `keys` (their codes and context stay)."""
+        for chunk in _chunks(list(keys)):
+            marks = ",".join("?" * len(chunk))
+            self.conn.execute(f"DELETE FROM record_subjects WHERE record_key IN ({marks})", chunk)  # noqa: S608
+        self.conn.executemany("INSERT INTO record_subjects VALUES (?, ?, ?, ?, ?, ?)", subjects)
+        self.conn.executemany("INSERT OR REPLACE INTO record_subjects_state VALUES (?, ?, ?)", states)
+
+    def context_counts(
+        self, keys: Sequence[str], secondary_weight: float
+    ) -> dict[str, dict[str, float]]:
+        """Context key → subject → weight of the given subjects of the records holding the
+        key (a primary counts 1, a cross-list `secondary_weight`)."""
+        out: dict[str, dict[str, float]] = defaultdict(dict)
+        for chunk in _chunks(sorted(set(keys))):
+            marks = ",".join("?" * len(chunk))
+            for key, subject, primary, n in self.conn.execute(
+                "SELECT c.key, s.subject, s.rank = 0, COUNT(*) FROM record_context c"  # noqa: S608
+                " JOIN record_subjects s ON s.record_key = c.record_key AND s.predicted = 0"
+                f" WHERE c.key IN ({marks}) GROUP BY c.key, s.subject, s.rank = 0",
+                chunk,
+            ):
+                w = float(n) * (1.0 if primary else secondary_weight)
+                row = out[key]
+                row[subject] = row.get(subject, 0.0) + w
+        return dict(out)
 
     def of_records(self, keys: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
         """Stored subjects of each record, rank order: `{subject, predicted[, probability,

@@ -1,0 +1,80 @@
+"""Subjects beyond the text: authors' earlier subjects as evidence, kept by the classify
+stage in a real store, and `subjects train --store` on that store's own records.
+
+Real data: the committed sample of the arXiv daily feed (every month) and real OpenReview
+papers (no subjects)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+import orjson
+from click.testing import CliRunner
+
+from conftest import FEED_SAMPLE, shared_file
+from paperdesk.cli import main
+from paperdesk.ingest import ingest_paths
+from paperdesk.store import open_store
+from paperdesk.subjects.classifier import SubjectModel
+from paperdesk.subjects.context import History, context_keys, evidence_from_counts
+from paperdesk.subjects.feed import read_feed
+from paperdesk.subjects.training import examples_from_store
+
+
+def test_history_evidence_favours_the_authors_subject() -> None:
+    examples = list(read_feed(shared_file(FEED_SAMPLE)))
+    classes = sorted({s for e in examples for s in e.subjects})
+    prior = np.full(len(classes), 1.0 / len(classes))
+    hist = History(classes)
+    for e in examples[:-1]:
+        hist.add(e.context, e.subjects)
+    # An author with earlier cs.CV papers only: cs.CV gains, an unrelated subject loses.
+    author = next(k for k, row in hist.counts.items() if set(row) == {classes.index("cs.CV")})
+    ev = hist.evidence([[author], ["a:nobody at all"]], prior)
+    assert ev[0, classes.index("cs.CV")] > 0.5 > ev[0].min()
+    assert not ev[1].any()  # no history: no evidence either way
+    # The store's shape of the same counts gives the same evidence.
+    row = {classes[i]: n for i, n in hist.counts[author].items()}
+    assert np.allclose(evidence_from_counts([row], classes, prior)[0], ev[0])
+
+
+def test_classify_keeps_context_and_train_reads_the_store(tmp_path: Path) -> None:
+    feed = tmp_path / "feed.jsonl"
+    feed.write_bytes(shared_file(FEED_SAMPLE).read_bytes())
+    orv = tmp_path / "openreview.jsonl"
+    with shared_file("openreview/papers.jsonl").open("rb") as fh:
+        orv.write_bytes(b"".join(itertools.islice(fh, 0, 400, 20)))
+    db = tmp_path / "p.db"
+    with open_store(db) as store:
+        ingest_paths(store, [orv, feed])  # OpenReview first: predicted before the feed's given
+        examples = examples_from_store(store)
+        lines = [json.loads(x) for x in feed.read_text().splitlines()]
+        assert len(examples) == len({d["id"] for d in lines if d.get("feed_date")})
+        assert [e.date for e in examples] == sorted(e.date for e in examples)
+    r = CliRunner()
+    model_path = tmp_path / "model.npz"
+    res = r.invoke(main, ["--db", str(db), "subjects", "train", "--store", "--out", str(model_path), "--json"])
+    assert res.exit_code == 0, res.output
+    report = orjson.loads(res.output)
+    assert report["train_papers"] > 2000 and report["test_months"] == ["2026-04"]
+    model = SubjectModel.load(model_path)
+    assert model.context_weight > 0  # the calibration month says the history helps
+    res = r.invoke(
+        main, ["--db", str(db), "classify", "--json"], env={"PAPERDESK_SUBJECTS_MODEL": str(model_path)}
+    )
+    assert res.exit_code == 0, res.output
+    assert orjson.loads(res.output)["predicted"] == 20
+    with open_store(db) as store:
+        # Every feed record's authors are context keys of its record.
+        one = lines[0]
+        keys = context_keys(one["authors"])
+        counts = store.subjects.context_counts(keys, 0.5)
+        assert set(counts) == set(keys)
+        assert all(sum(row.values()) >= 1 for row in counts.values())
+        n = store.conn.execute("SELECT COUNT(*) FROM record_context").fetchone()[0]
+        assert n >= len(examples)
+    res = r.invoke(main, ["--db", str(tmp_path / "empty.db"), "subjects", "train", "--store"])
+    assert res.exit_code == 1 and "month" in res.output
