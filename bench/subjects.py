@@ -68,7 +68,7 @@ def main() -> None:
     ap.add_argument("--half-life", type=float, default=None, help="recency half-life, months")
     ap.add_argument("--shipped", action="store_true", help="measure the shipped model too")
     args = ap.parse_args()
-    if args.rolling:
+    if args.rolling or args.held_out:
         rolling_bench(args)
     if args.shipped or args.train:
         shipped(args)
@@ -79,7 +79,7 @@ def rolling_bench(args: argparse.Namespace) -> None:
     t0 = time.perf_counter()
     examples = list(read_feed(FEED))
     months = sorted({e.month for e in examples})
-    dev = [m for m in months if m < HELD_OUT_MONTH][-args.rolling :]
+    dev = [m for m in months if m < HELD_OUT_MONTH][-args.rolling :] if args.rolling else []
     cfg = TrainConfig(member=False)
     if args.half_life is not None:
         cfg.half_life_months = args.half_life
@@ -100,8 +100,8 @@ def rolling_bench(args: argparse.Namespace) -> None:
             flush=True,
         )
 
-    rows = rolling(examples, dev, cfg, progress=show)
-    for kind in ("text", "context"):
+    rows = rolling(examples, dev, cfg, progress=show) if dev else []
+    for kind in ("text", "context") if rows else ():
         top1 = np.array([r[kind]["top1"] for r in rows])
         top3 = np.array([r[kind]["top3"] for r in rows])
         ece = np.array([r[kind]["ece"] for r in rows])
