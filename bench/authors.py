@@ -4,6 +4,7 @@
     nice -n 10 .venv/bin/python bench/authors.py --folds 4        # tuned folds only (development)
     nice -n 10 .venv/bin/python bench/authors.py --train-only 0.475   # refit + ship the model
     .venv/bin/python bench/authors.py --feed-people var/paperdesk.db  # feed lists on a resolved store
+    .venv/bin/python bench/authors.py --feed-blocks               # the same in memory (~1 min, dev)
     .venv/bin/python bench/authors.py --write-name-prior          # rebuild the packaged name prior
 
 Data: ../shared/data/openreview/signatures.jsonl (author positions labelled with
@@ -38,6 +39,7 @@ import random
 import sys
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -261,6 +263,8 @@ def main() -> int:
     ap.add_argument("--store", type=Path, default=None, metavar="DB",
                     help="instead: time resolve_authors on a copy of a store whose works are "
                     "resolved (e.g. one bench/resolve.py built): full, then its last 2,000 records")
+    ap.add_argument("--feed-blocks", action="store_true",
+                    help="instead: the feed lists' figures without a store (development)")
     ap.add_argument("--feed-people", type=Path, default=None, metavar="DB",
                     help="instead: per-person figures of the feed lists on a resolved store")
     ap.add_argument("--train-only", type=float, default=None, metavar="THRESHOLD",
@@ -282,6 +286,8 @@ def main() -> int:
         return 0
     if args.feed_people:
         return feed_people(args.feed_people)
+    if args.feed_blocks:
+        return feed_blocks(args.shared)
     if args.scale:
         return scale(args.shared, args.scale)
     if args.store:
@@ -532,27 +538,78 @@ def person_part(name: str) -> str:
     return "held-out" if int(hashlib.sha1(name.encode()).hexdigest(), 16) % 3 == 0 else "tuned"
 
 
+def _form_and_key(name: str) -> tuple[str, str]:
+    """(folded full name form, blocking key) of a name as the store would have them."""
+    from paperdesk.model import Author
+    from paperdesk.normalize.names import normalize_author
+    from paperdesk.resolve.authors_names import fold as fold_name
+    from paperdesk.resolve.authors_names import parse_given
+
+    a = normalize_author(Author(name=name))
+    return " ".join((*parse_given(a.given).tokens, fold_name(a.family or ""))).strip(), a.key or ""
+
+
 def feed_people(db: Path) -> int:
     """Per person of the feed lists (`bench/authors_feed_*.tsv`), on a resolved store: the
     signatures carrying the person's folded full name, how many profiles hold them and the
     share of the largest; prolific people should have one profile (>= 90 %), common names
     should stay split."""
-    from paperdesk.model import Author
-    from paperdesk.normalize.names import normalize_author
-    from paperdesk.resolve.authors_names import fold as fold_name
-    from paperdesk.resolve.authors_names import parse_given
     from paperdesk.store import authors as adb
     from paperdesk.store import open_store
 
-    store = open_store(db)
-    conn = store.conn
+    with open_store(db) as store:
 
-    def profiles(name: str) -> Counter[str]:
-        a = normalize_author(Author(name=name))
-        form = " ".join((*parse_given(a.given).tokens, fold_name(a.family or ""))).strip()
-        rows = adb.signatures_in_blocks(conn, [a.key or ""])
-        return Counter(r.author_id for r in rows if r.name_folded == form)
+        def profiles(name: str) -> Counter[str]:
+            form, key = _form_and_key(name)
+            rows = adb.signatures_in_blocks(store.conn, [key])
+            return Counter(r.author_id for r in rows if r.name_folded == form)
 
+        return report_people(profiles)
+
+
+def feed_blocks(shared: Path) -> int:
+    """The feed lists' figures without a store, in about a minute: every feed record with an
+    author in a listed name's block, clustered in memory by the shipped model with the
+    whole feed's name statistics, as a full resolve of the feed clusters those blocks
+    (but for its units, a work's copies taken as one). For development; the figures to
+    report are `--feed-people` on a resolved store."""
+    import gzip
+    import io
+
+    import orjson
+
+    from paperdesk.model import SourceRecord
+    from paperdesk.normalize import finish
+    from paperdesk.sources import arxiv_feed
+
+    names = [row[0] for row in (*read_list(PEOPLE_FILE), *read_list(COMMON_FILE))]
+    blocks = {_form_and_key(n)[1] for n in names}
+    key_of: dict[str, str] = {}
+    lines = []
+    with gzip.open(shared / "arxiv" / "daily-feed-2025-03-to-2026-04.jsonl.gz", "rb") as fh:
+        for line in fh:
+            authors = orjson.loads(line).get("authors") or ()
+            for a in authors:
+                if a not in key_of:
+                    key_of[a] = _form_and_key(a)[1]
+            if any(key_of[a] in blocks for a in authors):
+                lines.append(line)
+    records = [
+        finish(r) for r in arxiv_feed.parse(io.BytesIO(b"".join(lines)), "feed")
+        if isinstance(r, SourceRecord)
+    ]
+    sigs = [s for r in records for s in signatures_from_record(r) if s.block in blocks]
+    set_people(sigs, NameStats(feed_forms(shared)))
+    labels = disambiguate(sigs, vectors=text_vectors(sigs))
+    by_form: dict[str, Counter[str]] = defaultdict(Counter)
+    for sig, label in zip(sigs, labels, strict=True):
+        by_form[name_form(sig)][label] += 1
+    return report_people(lambda name: by_form[_form_and_key(name)[0]])
+
+
+def report_people(profiles: Callable[[str], Counter[str]]) -> int:
+    """Print the feed lists' per-person figures, `profiles(name)` counting a name's
+    signatures per profile."""
     ok: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     shares: dict[str, list[float]] = defaultdict(list)
     print(f"{'person':28s} {'part':8s} {'records':>7s} {'profiles':>8s} {'largest':>7s} share")
@@ -577,7 +634,6 @@ def feed_people(db: Path) -> int:
         n = sum(by.values())
         top = by.most_common(1)[0][1] if by else 0
         print(f"{row[0]:28s} {n:7d} {len(by):8d} {top:7d}")
-    store.close()
     return 0
 
 
