@@ -4,6 +4,7 @@ errors come out where they happened, as themselves."""
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -102,6 +103,15 @@ def test_an_error_in_the_input_comes_after_every_batch_before_it(processes: int)
 def test_a_worker_that_dies_is_an_error_not_a_hang() -> None:
     with pytest.raises(PaperdeskError, match="PAPERDESK_WORKERS=1"):
         list(parallel.map_batches(_die, _batches(30), processes=2))
+
+
+def test_a_worker_that_dies_while_the_caller_is_busy_is_the_same_error() -> None:
+    # the pool breaks while the caller holds a result: the next submit, not a result,
+    # is what sees it (a flaky CI failure until submit was wrapped too)
+    results = parallel.map_batches(_die, _batches(30), processes=2, ahead=1)
+    with pytest.raises(PaperdeskError, match="PAPERDESK_WORKERS=1"):
+        for _ in results:
+            time.sleep(1.0)
 
 
 def test_stopping_early_shuts_the_pool_down() -> None:

@@ -164,17 +164,17 @@ def _pooled(
                 except Exception as exc:  # noqa: BLE001 - raised after the batches before it
                     failed = exc
                     break
-                pending.append(pool.submit(fn, batch))
+                try:  # a pool broken since the last result refuses new work
+                    pending.append(pool.submit(fn, batch))
+                except BrokenProcessPool as exc:
+                    raise _died(exc) from exc
             if not pending:
                 break
             future = pending.popleft()
             try:
                 result = future.result()
             except BrokenProcessPool as exc:
-                raise PaperdeskError(
-                    f"a worker process died or could not start ({exc}); "
-                    f"set {WORKERS.env}=1 to run in one process"
-                ) from exc
+                raise _died(exc) from exc
             yield result
         if failed is not None:
             raise failed
@@ -182,6 +182,13 @@ def _pooled(
         for future in pending:
             future.cancel()
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _died(exc: BrokenProcessPool) -> PaperdeskError:
+    return PaperdeskError(
+        f"a worker process died or could not start ({exc}); "
+        f"set {WORKERS.env}=1 to run in one process"
+    )
 
 
 def _start_worker(
