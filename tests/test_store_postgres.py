@@ -216,6 +216,11 @@ def test_db_copy_sqlite_to_postgresql_and_back_keeps_everything(
         store.put_records(_records("new-", 1), origin="f")
         ids = [r[0] for r in store.conn.execute("SELECT id FROM payloads ORDER BY id")]
         assert len(ids) == len(set(ids)) and ids[-1] == len(ids)
+        # the planner has statistics at once (else the daily page scans every record)
+        analyzed = store.conn.raw(
+            "SELECT relname FROM pg_stat_user_tables WHERE schemaname = current_schema()"
+            " AND last_analyze IS NOT NULL").fetchall()
+        assert {"records", "work_records", "payloads"} <= {r[0] for r in analyzed}
         assert curators.check_login(store, "carol", "correct horse battery")
         assert curators.role_of(store, "carol") == "curator"
         assert store.desk.add_own("dave", {"title": "2"}, "x", "2026-12-02") == 2  # next id

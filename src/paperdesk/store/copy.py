@@ -144,6 +144,7 @@ def copy_store(
 
             assert isinstance(dst, PGStore)
             dst.fix_identities()
+    dst.refresh_statistics()
     files = _copy_files(Path(src.path), Path(dst.path))
     return {
         "tables": copied,

@@ -280,6 +280,15 @@ class PGStore(SQLiteStore):
             )
 
 
+    def refresh_statistics(self) -> None:
+        """ANALYZE every table of this store's schema: after a bulk load (`db copy`) the
+        planner has no statistics until autovacuum comes round, and picks sequential scans
+        (the daily page took 250 ms instead of 40 on a copied feed store)."""
+        for (table,) in self.pg.raw(
+            "SELECT tablename FROM pg_catalog.pg_tables WHERE schemaname = current_schema()"
+        ).fetchall():
+            self.pg.raw(psycopg.sql.SQL("ANALYZE {}").format(psycopg.sql.Identifier(table)))
+
 
 def change_marker(url: str) -> Callable[[], tuple[int, ...]]:
     """A callable whose value changes whenever anything is committed to the server (its

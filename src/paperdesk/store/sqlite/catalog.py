@@ -50,6 +50,14 @@ class SQLiteCatalog:
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
+        self._tables: set[str] = set()
+
+    def _has(self, table: str) -> bool:
+        """Whether `table` exists; a table once there stays (no migration drops one), so
+        a yes is kept: the probe was three round trips of every daily page on PostgreSQL."""
+        if table not in self._tables and _has(self.conn, table):
+            self._tables.add(table)
+        return table in self._tables
 
     def latest_day(self) -> str | None:
         """The newest day that has any record."""
@@ -66,7 +74,7 @@ class SQLiteCatalog:
     def day_records(self, day: str) -> list[tuple[str, SourceRecord]]:
         """(work id, record) for every record that appeared on `day`."""
         conn = self.conn
-        if _has(conn, "work_records"):
+        if self._has("work_records"):
             sql = (
                 "SELECT COALESCE('W' || wr.work_id, r.key), r.data FROM records r"
                 " LEFT JOIN work_records wr ON wr.record_key = r.key"
@@ -84,7 +92,7 @@ class SQLiteCatalog:
         is keyed by code for the subject pages (migration 005), and a day is a few hundred
         records."""
         conn = self.conn
-        if _has(conn, "work_records"):
+        if self._has("work_records"):
             wid = "COALESCE('W' || wr.work_id, r.key)"
             join = " LEFT JOIN work_records wr ON wr.record_key = r.key"
         else:
@@ -111,7 +119,7 @@ class SQLiteCatalog:
         out: dict[str, list[SourceRecord]] = {w: [] for w in work_ids}
         real = [int(w[1:]) for w in work_ids if w.startswith("W") and w[1:].isdigit()]
         pseudo = [w for w in work_ids if ":" in w]
-        if real and _has(conn, "work_records"):
+        if real and self._has("work_records"):
             for i in range(0, len(real), 500):
                 chunk = real[i : i + 500]
                 marks = _marks(len(chunk))
@@ -128,7 +136,7 @@ class SQLiteCatalog:
     def author_ids(self, keys: Sequence[str]) -> dict[tuple[str, int], str]:
         """{(record key, author position): author_id} after resolve (empty before)."""
         conn = self.conn
-        if not keys or not _has(conn, "author_signatures"):
+        if not keys or not self._has("author_signatures"):
             return {}
         out: dict[tuple[str, int], str] = {}
         for i in range(0, len(keys), 500):
@@ -142,7 +150,7 @@ class SQLiteCatalog:
     def follow_work(self, work_id: str) -> str:
         """A merged work's current id (redirects), or the id itself."""
         conn = self.conn
-        if not (work_id.startswith("W") and work_id[1:].isdigit()) or not _has(conn, "work_redirects"):
+        if not (work_id.startswith("W") and work_id[1:].isdigit()) or not self._has("work_redirects"):
             return work_id
         wid = int(work_id[1:])
         for _ in range(32):
@@ -202,7 +210,7 @@ class SQLiteCatalog:
             return []
         join = (
             " LEFT JOIN work_records wr ON wr.record_key = r.key"
-            if _has(conn, "work_records") else ""
+            if self._has("work_records") else ""
         )
         wid = "COALESCE('W' || wr.work_id, r.key)" if join else "r.key"
         rowids = [rowid for rowid, _ in top]

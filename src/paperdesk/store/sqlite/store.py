@@ -198,6 +198,10 @@ class SQLiteStore:
             thread.join()
             self.conn.execute(f"PRAGMA wal_autocheckpoint={limit // page}")
 
+    def refresh_statistics(self) -> None:
+        """Planner statistics after a bulk load: nothing on SQLite, whose query plans are
+        chosen without `sqlite_stat1` (the PostgreSQL store ANALYZEs)."""
+
     def has_records(self) -> bool:
         return self.conn.execute("SELECT 1 FROM records LIMIT 1").fetchone() is not None
 
