@@ -183,7 +183,7 @@ def plan(n_papers: int, total: int, seed: int) -> list[tuple[int, str]]:
     return items
 
 
-def build(db: Path, feed: list[dict], items: list[tuple[int, str]], start: int) -> dict[str, int]:
+def build(db: Path | str, feed: list[dict], items: list[tuple[int, str]], start: int) -> dict[str, int]:
     """Write records to the store; returns record key -> paper index (the truth)."""
     truth: dict[str, int] = {}
     rng = random.Random(start)
@@ -237,7 +237,7 @@ with open_store(sys.argv[1]) as store:
 """
 
 
-def run_child(db: Path, stages: str) -> dict:
+def run_child(db: Path | str, stages: str) -> dict:
     """`resolve_works` then `resolve_authors` (what `paperdesk resolve --no-index` calls)
     in one child process: per stage its wall time, CPU time (incl. worker processes) and
     peak RSS (that stage's own high-water mark; workers' figure is the largest so far)."""
@@ -253,7 +253,7 @@ def run_child(db: Path, stages: str) -> dict:
     return rep
 
 
-def run_cli(db: Path) -> dict:
+def run_cli(db: Path | str) -> dict:
     """`paperdesk --db DB resolve --no-index --json` as a user runs it, in a child process:
     its whole wall time from start to exit (interpreter start-up, imports, opening the
     store, both stages, closing the store), CPU time and peak RSS, and the stages' own
@@ -343,7 +343,7 @@ def show_stages(rep: dict, stages: list[str]) -> None:
         )
 
 
-def score(db: Path, truth: dict[str, int]) -> tuple[float, float, int, int]:
+def score(db: Path | str, truth: dict[str, int]) -> tuple[float, float, int, int]:
     """Pairwise precision/recall of works against the known origin of every record."""
     with open_store(db) as store:
         rows = store.conn.execute("SELECT record_key, work_id FROM work_records").fetchall()
@@ -392,10 +392,10 @@ def _store(args: argparse.Namespace, feed: list[dict], base: list[dict]) -> dict
 def _full(args: argparse.Namespace, truth: dict[str, int]) -> None:
     """The full resolve of the built store (and a copy of the result if asked)."""
     print(f"full resolve of {len(truth):,} records ({args.stages}):", flush=True)
-    rep = run_child(args.db, args.stages)
+    rep = run_child(_target(args), args.stages)
     show(rep, "  whole run")
     if "works" in rep:
-        p, r, nw, npap = score(args.db, truth)
+        p, r, nw, npap = score(_target(args), truth)
         print(
             f"  works against the generator's truth: pairwise P {p:.4f} R {r:.4f}; "
             f"{nw:,} works for {npap:,} papers"
@@ -418,6 +418,23 @@ def _copy_resolved(src: Path, db: Path) -> dict[str, int]:
     truth = orjson.loads(Path(f"{src}.truth").read_bytes())
     _migrate(db)
     return truth
+
+
+def _target(args: argparse.Namespace) -> Path | str:
+    """What is resolved: the SQLite file, or with `--pg` the PostgreSQL copy of it."""
+    return str(args.pg) if args.pg else args.db
+
+
+def _to_postgresql(args: argparse.Namespace) -> None:
+    """`db copy` of the built (unresolved) store into the empty PostgreSQL store `--pg`,
+    untimed: the resolve and the day are then timed there exactly as on SQLite (the
+    server's CPU is not in the CPU figures: it is another process tree)."""
+    from paperdesk.store.copy import copy_store
+
+    t0 = time.perf_counter()
+    with open_store(args.db) as src, open_store(args.pg) as dst:
+        copy_store(src, dst)
+    print(f"copied the built store into PostgreSQL in {time.perf_counter() - t0:.0f}s", flush=True)
 
 
 def _migrate(db: Path) -> None:
@@ -465,6 +482,12 @@ def main() -> None:
         "path as --db uses a copy made beforehand as it is (it needs its .truth beside it)",
     )
     ap.add_argument(
+        "--pg",
+        default=None,
+        help="resolve (and run the day) on a copy of the built store in this empty "
+        "PostgreSQL store (postgresql://…) instead of the SQLite file",
+    )
+    ap.add_argument(
         "--build-only", action="store_true", help="build the store (and snapshot), resolve nothing"
     )
     ap.add_argument(
@@ -480,6 +503,8 @@ def main() -> None:
         help="time the day on --db as --stage-day left it (no copy, nothing added)",
     )
     args = ap.parse_args()
+    if args.pg and (args.run_day or args.from_resolved or args.stage_day or args.keep_resolved):
+        raise SystemExit("--pg times the whole resolve and the day of a fresh build only")
     if args.run_day:
         truth = orjson.loads(Path(f"{args.db}.truth").read_bytes())
         _time_day(args, truth, args.day)
@@ -498,6 +523,10 @@ def main() -> None:
         truth = _store(args, feed, base)
         if args.build_only:
             return
+        if args.pg:
+            if args.keep_resolved:
+                raise SystemExit("--keep-resolved is for SQLite stores")
+            _to_postgresql(args)
         _full(args, truth)
     if args.no_day:
         return
@@ -510,7 +539,7 @@ def main() -> None:
     day_items += [
         (rng.randrange(len(base)), k) for k in rng.choices(kinds, weights, k=args.day - len(held))
     ]
-    day_truth = build(args.db, base + held, day_items, len(truth) + 10)
+    day_truth = build(_target(args), base + held, day_items, len(truth) + 10)
     truth.update(day_truth)
     if args.stage_day:
         with open_store(args.db) as store:
@@ -551,15 +580,15 @@ def _time_day(args: argparse.Namespace, truth: dict[str, int], n_day: int) -> No
             "(`paperdesk resolve --no-index`, one process):",
             flush=True,
         )
-        rep = run_cli(args.db)
+        rep = run_cli(_target(args))
         show_cli(rep)
         show(rep, "  whole process")
     else:
         print(f"incremental day of {n_day:,} new records:", flush=True)
-        rep = run_child(args.db, args.stages)
+        rep = run_child(_target(args), args.stages)
         show(rep, "  whole run")
     if "works" in rep:
-        p, r, nw, npap = score(args.db, truth)
+        p, r, nw, npap = score(_target(args), truth)
         print(f"  after the day: pairwise P {p:.4f} R {r:.4f}; {nw:,} works for {npap:,} papers")
 
 

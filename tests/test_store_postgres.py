@@ -342,3 +342,26 @@ def test_sqlite_style_transactions_and_lastrowid_work_on_postgresql(pg_url: str)
             " VALUES (?, ?, ?, ?)", ("f", 3, "e", "t"))
         assert again.rowcount == 0 and again.lastrowid is None
         assert not store.conn.in_transaction
+
+
+@pytest.mark.postgres
+def test_a_table_filled_in_one_run_gets_planner_statistics(pg_url: str) -> None:
+    # Without them an `IN (…)` of many keys is planned as a scan of the whole table: the
+    # works stage of a fresh 20k-record store took 121 s instead of 11.
+    from paperdesk.store.postgres.connection import ANALYZE_MIN
+
+    def analyzed(store: object) -> set[str]:
+        rows = store.conn.raw(  # type: ignore[attr-defined]
+            "SELECT relname FROM pg_stat_user_tables WHERE schemaname = current_schema()"
+            " AND last_analyze IS NOT NULL").fetchall()
+        return {r[0] for r in rows}
+
+    with open_store(pg_url) as store:
+        store.put_records(_records("few-", 100), origin="f")
+        assert "records" not in analyzed(store)  # a few rows: nothing to gain
+        store.put_records(_records("many-", ANALYZE_MIN), origin="f")
+        assert "records" in analyzed(store)
+        est = store.conn.raw(
+            "EXPLAIN SELECT key FROM records WHERE key IN ('many-1', 'many-2', 'many-3')"
+        ).fetchall()
+        assert "Index" in " ".join(r[0] for r in est)

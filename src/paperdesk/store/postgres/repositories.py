@@ -95,6 +95,7 @@ class PGWorks(SQLiteWorks):
         ) as copy:
             for row in rows.tolist():
                 copy.write_row(row)
+        self.conn.wrote(table, len(rows))
 
     def _merge_flags(self, old: int, new: int) -> None:
         self.conn.raw(

@@ -199,14 +199,17 @@ class PGStore(SQLiteStore):
         """COPY rows into `table` on the transaction's connection (fixed names only)."""
         conn = self.pg.pinned
         assert conn is not None, "COPY runs inside a transaction"
+        n = 0
         try:
             with conn.cursor() as cur, cur.copy(
                 f"COPY {table} ({columns}) FROM STDIN"  # fixed names
             ) as copy:
                 for row in rows:
                     copy.write_row(row)
+                    n += 1
         except psycopg.Error as exc:
             raise StoreError(f"PostgreSQL at {self.name}: {exc} [COPY {table}]") from exc
+        self.pg.wrote(table, n)
 
     def _existing(self, keys: set[str]) -> dict[str, tuple[int, SourceRecord]]:
         out: dict[str, tuple[int, SourceRecord]] = {}
