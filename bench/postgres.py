@@ -16,7 +16,8 @@ commits) and stops it at the end. For each backend, in this order:
    requested N times over HTTP from one client (the app's own `Server-Timing`: request
    in to response start), page cache off; p50 / p95 ms;
 5. load: the daily page from 8 connections for S seconds while an ingest of another
-   file (the feed's records again under new ids) runs: req/s and errors.
+   file (the feed's records again under new ids) runs: req/s and errors, with the page
+   cache off and then on (as served by default; every commit of the ingest invalidates).
 
 Everything stays on 127.0.0.1. Prints one line per figure; `uptime` before and after.
 Status: steps 1-3 on both backends and 4-5 on SQLite ran in a smoke run (3,548 records);
@@ -116,6 +117,8 @@ def split_feed(work: Path) -> tuple[Path, Path, Path, int]:
         f.write(b"\n".join(head) + b"\n")
     paths[1].write_bytes(b"\n".join(day) + b"\n")
     paths[2].write_bytes(b"\n".join(again) + b"\n")
+    second = [ln.replace(b'"9901.', b'"9902.', 1) for ln in again]  # the cache-on run's
+    paths[2].with_suffix(".2.jsonl").write_bytes(b"\n".join(second) + b"\n")
     return paths[0], paths[1], paths[2], len(day)
 
 
@@ -125,9 +128,10 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def serve(target: str, port: int) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "PAPERDESK_PROGRESS": "0", "PAPERDESK_RATE_PER_MINUTE": "1000000",
-           "PAPERDESK_PAGE_CACHE": "0"}
+def serve(target: str, port: int, *, cache: bool = False) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "PAPERDESK_PROGRESS": "0", "PAPERDESK_RATE_PER_MINUTE": "1000000"}
+    if not cache:
+        env["PAPERDESK_PAGE_CACHE"] = "0"
     proc = subprocess.Popen(
         [PY, "-m", "paperdesk", "--db", target, "serve", "--port", str(port), "--workers", "4"],
         env=env, stderr=subprocess.DEVNULL,
@@ -216,8 +220,18 @@ def bench(name: str, target: str, files: tuple[Path, Path, Path, int], pgdir: Pa
         for page, (p50, p95) in latency(port, n).items():
             print(f"{name:<10} {page:<8} p50 {p50:6.1f} ms  p95 {p95:6.1f} ms  "
                   f"(serve --workers 4, n={n}, page cache off)", flush=True)
-        print(f"{name:<10} load      daily page, 8 connections, {seconds:.0f} s: "
+        print(f"{name:<10} load      daily page, 8 connections, {seconds:.0f} s, cache off: "
               f"{load_during_ingest(target, port, again, seconds)}", flush=True)
+    finally:
+        server.terminate()
+        server.wait(30)
+    # As deployed: the page cache on (invalidated by every commit of the ingest's batches).
+    port = free_port()
+    server = serve(target, port, cache=True)
+    try:
+        print(f"{name:<10} load      daily page, 8 connections, {seconds:.0f} s, cache on: "
+              f"{load_during_ingest(target, port, again.with_suffix('.2.jsonl'), seconds)}",
+              flush=True)
     finally:
         server.terminate()
         server.wait(30)

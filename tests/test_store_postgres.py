@@ -237,6 +237,16 @@ def test_the_change_marker_moves_with_every_commit(pg_url: str) -> None:
         first = marker()
         store.put_records(_records("m", 3), origin="f")
         assert marker() != first
+        # a write in flight does not move it row by row (pages stay cached during an
+        # ingest's batch); its commit does
+        with store.transaction():
+            store.put_records(_records("n", 3), origin="f")
+            during = marker()
+            store.put_records(_records("o", 300), origin="f")
+            assert marker() == during
+        assert marker() != during
+        reads = marker()
+        assert store.has_records() and marker() == reads
 
 
 @pytest.mark.postgres

@@ -3,7 +3,8 @@
 Pages are pure functions of the URL and the data, so a rendered page can be reused until
 the database changes. "Changed" is judged by the store's change marker
 (`paperdesk.store.change_marker`: on SQLite the modification time and size of the file and
-its WAL, two `stat` calls; on PostgreSQL the server's WAL position). Per-visitor
+its WAL, two `stat` calls; on PostgreSQL the server's current snapshot, which every commit
+changes). Per-visitor
 parts (the CSRF token in forms) are rendered as a placeholder and filled in per request.
 """
 

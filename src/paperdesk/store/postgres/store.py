@@ -294,14 +294,19 @@ class PGStore(SQLiteStore):
 
 
 def change_marker(url: str) -> Callable[[], tuple[int, ...]]:
-    """A callable whose value changes whenever anything is committed to the server (its
-    WAL position): what a page cache compares to know that its pages may be stale. Reads
-    can move it too (page pruning is logged): then a page is rendered again, never stale."""
+    """A callable whose value changes whenever a transaction commits (or starts writing):
+    what a page cache compares to know that its pages may be stale. It is the server's
+    current snapshot (`xmin:xmax:in-progress ids`), which every commit changes and which
+    reads, having no transaction id, never move. (The WAL position it replaces moved with
+    every row an ingest wrote before its commit: under an ingest no page stayed cached.)"""
     db = database(url)
 
     def marker() -> tuple[int, ...]:
         with db.connection() as conn:
-            row = conn.execute("SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn").fetchone()
-        return (int(row[0]),) if row else (0,)
+            row = conn.execute("SELECT pg_current_snapshot()::text").fetchone()
+        if not row:
+            return (0,)
+        xmin, xmax, running = str(row[0]).split(":")
+        return (int(xmin), int(xmax), *(int(x) for x in running.split(",") if x))
 
     return marker
