@@ -89,6 +89,7 @@ class Database:
         self._keys: dict[str, tuple[str, ...]] | None = None
         self._columns: dict[str, tuple[str, ...]] | None = None
         self._identity: dict[str, str] | None = None
+        self._types: dict[str, dict[str, str]] | None = None
         self.translate = make_translator(self.primary_keys, self.columns)
         self.grown: dict[str, int] = {}
         """Rows this process wrote to a table since it last ANALYZEd it (`PGConn.wrote`)."""
@@ -154,12 +155,28 @@ class Database:
             self._columns = {str(t): tuple(cols) for t, cols in rows}
         return self._columns.get(table, ())
 
+    def column_types(self, table: str) -> dict[str, str]:
+        """A table's column types by name (`udt_name`: int8, text, bytea, …), for COPY in
+        binary format."""
+        if self._types is None:
+            with self.pool.connection() as c:
+                rows = c.execute(
+                    "SELECT table_name, column_name, udt_name FROM information_schema.columns"
+                    " WHERE table_schema = current_schema()"
+                ).fetchall()
+            types: dict[str, dict[str, str]] = {}
+            for t, col, udt in rows:
+                types.setdefault(str(t), {})[str(col)] = str(udt)
+            self._types = types
+        return self._types.get(table, {})
+
     def forget_schema(self) -> None:
         """After a migration: keys and columns are read again when next needed (and SQL
         translated again)."""
         self._keys = None
         self._columns = None
         self._identity = None
+        self._types = None
         self.translate.cache_clear()  # type: ignore[attr-defined]
 
     @contextmanager

@@ -192,18 +192,27 @@ class PGStore(SQLiteStore):
     # -- records ---------------------------------------------------------------------
     def _bulk_insert(self, table: str, columns: str, rows: Sequence[tuple[Any, ...]]) -> None:
         """COPY: `put_rows` (inherited, the same plan as on SQLite) writes records,
-        categories and payloads through this."""
-        self._copy(table, columns, rows)
+        categories and payloads through this, in binary format: their values have the
+        columns' types (`prepare_row`), and the records' and payloads' bytes then go as
+        they are instead of as hex text that the server parses back."""
+        self._copy(table, columns, rows, binary=True)
 
-    def _copy(self, table: str, columns: str, rows: Iterable[Sequence[Any]]) -> None:
+    def _copy(
+        self, table: str, columns: str, rows: Iterable[Sequence[Any]], *, binary: bool = False
+    ) -> None:
         """COPY rows into `table` on the transaction's connection (fixed names only)."""
         conn = self.pg.pinned
         assert conn is not None, "COPY runs inside a transaction"
         n = 0
+        types = self.db.column_types(table)
+        names = [c.strip() for c in columns.split(",")]
         try:
             with conn.cursor() as cur, cur.copy(
                 f"COPY {table} ({columns}) FROM STDIN"  # fixed names
+                + (" (FORMAT BINARY)" if binary else "")
             ) as copy:
+                if binary:
+                    copy.set_types([types[c] for c in names])
                 for row in rows:
                     copy.write_row(row)
                     n += 1
