@@ -554,14 +554,13 @@ def feed_people(db: Path) -> int:
     signatures carrying the person's folded full name, how many profiles hold them and the
     share of the largest; prolific people should have one profile (>= 90 %), common names
     should stay split."""
-    from paperdesk.store import authors as adb
     from paperdesk.store import open_store
 
     with open_store(db) as store:
 
         def profiles(name: str) -> Counter[str]:
             form, key = _form_and_key(name)
-            rows = adb.signatures_in_blocks(store.conn, [key])
+            rows = store.authors.signatures_in_blocks([key])
             return Counter(r.author_id for r in rows if r.name_folded == form)
 
         return report_people(profiles)

@@ -16,7 +16,6 @@ from paperdesk.cli import main
 from paperdesk.model import Author
 from paperdesk.normalize.names import normalize_author
 from paperdesk.resolve.authors_rarity import NO_NAME, NameStats, default_prior
-from paperdesk.store import authors as db
 from paperdesk.store import open_store
 
 SLICE = Path(__file__).parent / "data" / "feed" / "authors-slice.jsonl.gz"
@@ -84,7 +83,7 @@ def resolved(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _profiles(path: Path, name: str) -> Counter[str]:
     key = normalize_author(Author(name=name)).key or ""
     with open_store(path) as store:
-        rows = db.signatures_in_blocks(store.conn, [key])
+        rows = store.authors.signatures_in_blocks([key])
     return Counter(r.author_id for r in rows if r.name_folded == _form(name))
 
 

@@ -31,10 +31,26 @@ from paperdesk.resolve.authors_eval import (
 )
 from paperdesk.resolve.authors_features import Signature, set_people, signatures_from_record
 from paperdesk.resolve.authors_names import first_names_relation, load_variant_pairs, parse_given
-from paperdesk.store import authors as db
-from paperdesk.store import open_store
+from paperdesk.store import authors_base, open_store
+from paperdesk.store.profiles_codec import now_seconds
 from paperdesk.store.sqlite import SQLiteStore
-from paperdesk.store.sqlite import authors_lookup as lookup
+from paperdesk.store.sqlite import authors_tables as tables
+from paperdesk.store.sqlite.authors import SQLiteAuthors
+
+
+class _OnConnection:
+    """The white-box checks below ask the SQLite author repository about a connection of
+    their own: `db.name(conn, …)` is `SQLiteAuthors(conn).name(…)`."""
+
+    ProfileRow = authors_base.ProfileRow
+    pack_profile = staticmethod(authors_base.pack_profile)
+    now_seconds = staticmethod(now_seconds)
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda conn, *args, **kwargs: getattr(SQLiteAuthors(conn), name)(*args, **kwargs)
+
+
+db = lookup = _OnConnection()
 
 # -- names ----------------------------------------------------------------------------
 
@@ -222,7 +238,7 @@ def test_store_resolve_incremental_and_curations(openreview: LabelledSet, tmp_pa
 
     def owner(rec, name: str) -> str:
         pos = next(i for i, a in enumerate(rec.authors) if a.name == name)
-        return next(a["author_id"] for a in lookup.record_authors(store.conn, rec.key) if a["position"] == pos)
+        return next(a["author_id"] for a in store.authors.record_authors(rec.key) if a["position"] == pos)
 
     finn_id = owner(finn[0], "Chelsea Finn")
     assert {owner(r, "Chelsea Finn") for r in finn if r in early} == {finn_id}
@@ -241,7 +257,7 @@ def test_store_resolve_incremental_and_curations(openreview: LabelledSet, tmp_pa
     odd = finn[1]
     out = split_author(store, finn_id, [odd.key], who="tester")
     assert out["new_author_id"] != out["author_id"]
-    log = lookup.list_curations(store.conn)
+    log = store.authors.list_curations()
     assert [(c.action, c.who) for c in log] == [("merge", "tester"), ("split", "tester")]
     assert all(c.at.endswith("Z") for c in log)
 
@@ -266,7 +282,7 @@ def test_store_resolve_incremental_and_curations(openreview: LabelledSet, tmp_pa
     claim_record(store, keep, odd.key, who="tester")
     resolve_authors(store, full=True)
     assert {owner(r, "Chelsea Finn") for r in finn} == {keep}
-    assert [c.action for c in lookup.list_curations(store.conn)] == ["merge", "split", "claim"]
+    assert [c.action for c in store.authors.list_curations()] == ["merge", "split", "claim"]
     store.close()
 
 
@@ -368,7 +384,7 @@ def test_stored_signatures_keep_the_given_name(openreview: LabelledSet, tmp_path
     rec = _records(openreview, {"Chelsea Finn"})[0]
     store.put_records([rec], origin="test")
     resolve_authors(store)
-    rows = db.signatures_of_records(store.conn, [rec.key])
+    rows = store.authors.signatures_of_records([rec.key])
     assert [r.given for r in rows] == [a.given for a in rec.authors]
     assert any(r.given == "Chelsea" for r in rows)
     store.close()
@@ -408,7 +424,7 @@ def test_copies_of_a_work_join_its_profiles(openreview: LabelledSet, tmp_path: P
     assert stats.units == stats.signatures - len(first.authors)
 
     def owners(key: str) -> list[str]:
-        return [a["author_id"] for a in lookup.record_authors(store.conn, key)]
+        return [a["author_id"] for a in store.authors.record_authors(key)]
 
     copy_key = f"bibtex:{first.source_id}-copy"
     assert owners(copy_key) == owners(first.key)
@@ -489,8 +505,8 @@ def test_stored_samples_score_like_their_records(openreview: LabelledSet, tmp_pa
     recs = _records(openreview, {"Chelsea Finn", "Jun Liu"})
     store.put_records(recs, origin="test")
     resolve_authors(store)
-    reps = {r for p in db.profile_rows(store.conn) for r in p.reps}
-    kept = db.get_samples(store.conn, reps)
+    reps = {r for p in store.authors.profile_rows() for r in p.reps}
+    kept = store.authors.get_samples(reps)
     assert kept and set(kept) == reps
     by_id = {s.sig_id: s for r in recs for s in signatures_from_record(r)}
     for sig_id, (meta, keys, vec) in kept.items():
@@ -539,7 +555,7 @@ def test_streaming_workers_give_the_serial_run(openreview: LabelledSet, tmp_path
         q = store.conn.execute
         out = (
             q("SELECT * FROM author_signatures ORDER BY sig_id").fetchall(),
-            [astuple(p)[:-1] for p in db.profile_rows(store.conn)],
+            [astuple(p)[:-1] for p in store.authors.profile_rows()],
             q("SELECT * FROM author_samples ORDER BY sig_id").fetchall(),
         )
         store.close()
@@ -607,10 +623,10 @@ def test_profile_rows_after_a_day_equal_a_recount(
     store = open_store(tmp_path / "r.db")
     store.put_records(recs[:-10], origin="test")
     resolve_authors(store)
-    before = db.profile_ids(store.conn)
+    before = store.authors.profile_ids()
     store.put_records(recs[-10:], origin="test")
     day = resolve_authors(store)
-    after = db.profile_ids(store.conn)
+    after = store.authors.profile_ids()
     # The stats count the profiles the day made, not those its signatures joined.
     assert (day.profiles_created, day.profiles_removed) == (len(after - before), len(before - after))
     # A changed record (an author dropped): its old signatures leave their profiles.
@@ -683,7 +699,7 @@ def test_day_in_workers_gives_the_one_process_day(
         assert stats.records == len(day) and not stats.full
         out = (
             q("SELECT * FROM author_signatures ORDER BY sig_id").fetchall(),
-            list(db.profile_rows(store.conn)),
+            list(store.authors.profile_rows()),
             q("SELECT * FROM author_samples ORDER BY sig_id").fetchall(),
             q("SELECT old_id, new_id FROM author_redirects ORDER BY old_id").fetchall(),
             [stats.compared, stats.profiles_created, stats.profiles_total],
@@ -897,29 +913,29 @@ def test_day_deltas_and_their_fold_leave_the_same_store(
 
     def each(step: object) -> None:
         for mode, store in stores.items():
-            monkeypatch.setattr(db, "FOLD_MIN", 10**9 if mode == "kept" else -1)
-            monkeypatch.setattr(db, "FOLD_SHARE", 10**9)
+            monkeypatch.setattr(tables, "FOLD_MIN", 10**9 if mode == "kept" else -1)
+            monkeypatch.setattr(tables, "FOLD_SHARE", 10**9)
             held = _delta_ids(store.conn)
             step(store)  # type: ignore[operator]
             assert_names_exact(store.conn)
             if mode == "folded":  # what the deltas held went to the base first
-                assert held & db.profile_ids(store.conn) <= _base_ids(store.conn)
+                assert held & store.authors.profile_ids() <= _base_ids(store.conn)
         kept, folded = (stores[m].conn for m in ("kept", "folded"))
         assert _logical(kept) == _logical(folded)
 
     def day(batch: list) -> object:
         def run(store: SQLiteStore) -> None:
             had = _delta_rows(store.conn) > 0
-            created = {a: lookup.get_profile_row(store.conn, a) for a in db.profile_ids(store.conn)}
+            created = {a: store.authors.get_profile_row(a) for a in store.authors.profile_ids()}
             store.put_records(batch, origin="test")
             later = db.now_seconds() + 1000
             with monkeypatch.context() as m:
-                m.setattr(db, "now_seconds", lambda: later)
+                m.setattr(tables, "now_seconds", lambda: later)
                 stats = resolve_authors(store)
             assert stats.folded == (store is stores["folded"] and had)
             rewritten = 0
-            for a in db.profile_ids(store.conn) & created.keys():
-                was, now = created[a], lookup.get_profile_row(store.conn, a)
+            for a in store.authors.profile_ids() & created.keys():
+                was, now = created[a], store.authors.get_profile_row(a)
                 assert was is not None and now is not None
                 assert now["created_at"] == was["created_at"]
                 rewritten += now["updated_at"] != was["updated_at"]
@@ -934,16 +950,16 @@ def test_day_deltas_and_their_fold_leave_the_same_store(
 
     def split(store: SQLiteStore) -> None:
         finn = _top(store.conn, "finn c")
-        keys = [r.record_key for r in db.signatures_of_author(store.conn, finn)]
+        keys = [r.record_key for r in store.authors.signatures_of_author(finn)]
         split_author(store, finn, keys[:2], who="t")
 
     each(split)
 
     def claim(store: SQLiteStore) -> None:
         finn = _top(store.conn, "finn c")
-        key = db.signatures_of_author(store.conn, finn)[0].record_key
+        key = store.authors.signatures_of_author(finn)[0].record_key
         pos = next(
-            r.position for r in db.signatures_of_records(store.conn, [key]) if r.block == "finn c"
+            r.position for r in store.authors.signatures_of_records([key]) if r.block == "finn c"
         )
         claim_record(store, _top(store.conn, "finn c", 1), key, position=pos, who="t")
 
@@ -1031,7 +1047,7 @@ def test_profile_codec_gives_back_every_variant(openreview: LabelledSet, tmp_pat
     store = open_store(tmp_path / "c.db")
     store.put_records(_records(openreview, {"Jun Liu", "Chelsea Finn", "Yang Liu"}), origin="test")
     resolve_authors(store)
-    real = [(p.block, p.variants) for p in db.profile_rows(store.conn)]
+    real = [(p.block, p.variants) for p in store.authors.profile_rows()]
     assert real and all(v for _, v in real)
     odd = [
         ("José Müller", "jose muller", "José", "muller j", 3),

@@ -408,18 +408,25 @@ def test_the_store_imports_no_stage() -> None:
     assert not bad
 
 
-# Modules that still import sqlite3 outside store/sqlite/ (next session: give them the
-# repository shape of `store/sqlite/works.py`). The list may only shrink.
-SQLITE_LEFT = {"store/authors.py"}
-
-
 def test_sqlite3_is_imported_only_by_the_sqlite_backend() -> None:
     users = {
         str(p.relative_to(SRC))
         for p in SRC.rglob("*.py")
         if "sqlite3" in _imports(p) and "store/sqlite" not in str(p.relative_to(SRC))
     }
-    assert users <= SQLITE_LEFT, users - SQLITE_LEFT
+    assert not users
+
+
+def test_no_connection_is_reached_outside_the_store() -> None:
+    """Stages, the CLI and the web layer go through the repositories: no `.conn` of a
+    store (nor a connection of their own) outside `store/`."""
+    users = {
+        str(p.relative_to(SRC))
+        for p in SRC.rglob("*.py")
+        if not str(p.relative_to(SRC)).startswith("store/")
+        and re.search(r"\.conn\b|\bsqlite3\.connect\b|\bpsycopg\b", p.read_text(encoding="utf-8"))
+    }
+    assert not users
 
 
 @pytest.mark.parametrize(

@@ -13,16 +13,15 @@ from typing import Any
 
 from paperdesk.model import SourceRecord
 from paperdesk.resolve.works_curate import work_id_for
-from paperdesk.store.sqlite import SQLiteStore, authors_lookup
+from paperdesk.store.sqlite import SQLiteStore
 
 
 def record_json(store: SQLiteStore, rec: SourceRecord, payloads: bool = False) -> dict[str, Any]:
     """The documented `record --json` shape (docs/cli.md)."""
-    conn = store.conn
     data = rec.to_dict()
     key = rec.key
     data["work_id"] = work_id_for(store, key)
-    ids = {a["position"]: a["author_id"] for a in authors_lookup.record_authors(conn, key)}
+    ids = {a["position"]: a["author_id"] for a in store.authors.record_authors(key)}
     for pos, author in enumerate(data["authors"]):
         author["author_id"] = ids.get(pos)
     data["subjects"] = store.subjects.of_records([key]).get(key, [])

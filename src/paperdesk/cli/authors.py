@@ -8,7 +8,6 @@ from paperdesk.cli import Ctx, emit_json, handle_errors, main, pass_ctx
 from paperdesk.cli.works import _who
 from paperdesk.cli.works import _WorkGroup as _ShowByDefault
 from paperdesk.errors import NotFoundError
-from paperdesk.store.sqlite import authors_lookup as lookup
 
 
 # `author NAME` shows profiles, `author merge|split|claim|curations` are subcommands:
@@ -157,7 +156,7 @@ def curations(ctx: Ctx, as_json: bool) -> None:
     rows = [
         {"id": c.id, "action": c.action, "args": c.args, "who": c.who, "at": c.at,
          "signatures": sum(len(g) for g in c.groups)}
-        for c in lookup.list_curations(ctx.store.conn)
+        for c in ctx.store.authors.list_curations()
     ]
     if as_json:
         emit_json(rows)

@@ -21,7 +21,7 @@ import hashlib
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -43,10 +43,8 @@ from paperdesk.resolve.authors_units import (
     stored_units,
 )
 from paperdesk.resolve.works_curate import work_ids_for
-from paperdesk.store import authors as db
-from paperdesk.store.sqlite import SQLiteStore
-from paperdesk.store.sqlite import authors_lookup as lookup
-from paperdesk.store.sqlite import authors_stage as stage
+from paperdesk.store.authors_base import AuthorRepository, Curation
+from paperdesk.store.base import Store
 
 CHECKPOINT = "authors"
 
@@ -98,17 +96,17 @@ def _id_candidates(first_sig: str) -> list[str]:
     return ["a" + digest[start : start + 10] for start in range(0, 30)]
 
 
-def new_author_ids(conn: Any, firsts: Sequence[str], taken: set[str]) -> list[str]:
+def new_author_ids(authors: AuthorRepository, firsts: Sequence[str], taken: set[str]) -> list[str]:
     """A new profile id for each first signature id: the first of its candidates that no
     profile, redirect or id in `taken` (nor an earlier one of `firsts`) has. The store is
     asked about the first candidates at once, and one by one about the rare later ones."""
     cands = [_id_candidates(f) for f in firsts]
-    used = db.ids_in_use(conn, [c[0] for c in cands]) | taken
+    used = authors.ids_in_use([c[0] for c in cands]) | taken
     out: list[str] = []
     for options in cands:
         aid = next(
             (c for k, c in enumerate(options)
-             if c not in used and (k == 0 or not db.ids_in_use(conn, [c]))),
+             if c not in used and (k == 0 or not authors.ids_in_use([c]))),
             None,
         )
         if aid is None:  # pragma: no cover
@@ -126,15 +124,15 @@ resolved by an older format is re-resolved in full once."""
 _CHUNK = 5000
 
 
-def _stage_new(store: SQLiteStore, since: int, solo: set[str]) -> tuple[UnitBuilder, set[str], int]:
+def _stage_new(store: Store, since: int, solo: set[str]) -> tuple[UnitBuilder, set[str], int]:
     """Read the records changed since `since` into units; their rows go to the stage."""
-    conn = store.conn
+    authors = store.authors
     builder = UnitBuilder(solo)
     changed: set[str] = set()
     last_seq = since
-    stage.stage_reset(conn)
+    authors.stage_reset()
     full = since == 0
-    work_of = stage.all_works(conn) if full else {}
+    work_of = authors.all_works() if full else {}
     batch: list[tuple[str, bytes]] = []
 
     def flush() -> None:
@@ -142,10 +140,10 @@ def _stage_new(store: SQLiteStore, since: int, solo: set[str]) -> tuple[UnitBuil
         rows: list[StageRow] = []
         for key, data in batch:
             rows.extend(builder.add(key, data, works.get(key)))
-        stage.stage_put(conn, rows)
+        authors.stage_put(rows)
         batch.clear()
 
-    for seq, key, data in stage.changed_records(conn, since):
+    for seq, key, data in authors.changed_records(since):
         changed.add(key)
         last_seq = max(last_seq, seq)
         batch.append((key, data))
@@ -157,15 +155,15 @@ def _stage_new(store: SQLiteStore, since: int, solo: set[str]) -> tuple[UnitBuil
 
 
 def _attach(
-    conn: Any, builder: UnitBuilder, changed: set[str], recluster: set[str]
+    authors: AuthorRepository, builder: UnitBuilder, changed: set[str], recluster: set[str]
 ) -> dict[int, str]:
     """Units of a work some stored record of which already has this author position: the
     new signatures join that signature's profile, no scoring needed."""
     works = {u.work for u in builder.units.values() if u.work is not None}
     if not works:
         return {}
-    work_of = {k: w for k, w in stage.records_of_works(conn, works).items() if k not in changed}
-    stored = stored_units(db.unit_rows_of_records(conn, work_of), work_of, builder.solo)
+    work_of = {k: w for k, w in authors.records_of_works(works).items() if k not in changed}
+    stored = stored_units(authors.unit_rows_of_records(work_of), work_of, builder.solo)
     out: dict[int, str] = {}
     for key, unit in builder.units.items():
         members = stored.get(key)
@@ -180,7 +178,11 @@ def _attach(
 
 
 def _recluster_blocks(
-    conn: Any, builder: UnitBuilder, fresh: Sequence[lookup.Curation], cons: Constraints, full: bool
+    authors: AuthorRepository,
+    builder: UnitBuilder,
+    fresh: Sequence[Curation],
+    cons: Constraints,
+    full: bool,
 ) -> set[str]:
     """Blocks to cluster from scratch: those a new curation touches (all, in a full run),
     and the blocks curated groups reach from there."""
@@ -188,13 +190,13 @@ def _recluster_blocks(
     if full:
         return {u.rep.block for u in builder.units.values()}
     cur_sigs = {s for c in fresh for g in c.groups for s in g}
-    recluster = {r.block for r in db.signatures_by_id(conn, cur_sigs - set(by_id))}
+    recluster = {r.block for r in authors.signatures_by_id(cur_sigs - set(by_id))}
     recluster |= {by_id[s] for s in cur_sigs if s in by_id}
     groups = [*cons.must, *(x for a in cons.apart for x in a)]
     while recluster:
-        present = {r.sig_id for r in db.signatures_in_blocks(conn, recluster)} | set(by_id)
+        present = {r.sig_id for r in authors.signatures_in_blocks(recluster)} | set(by_id)
         extra = {s for g in groups if any(x in present for x in g) for s in g} - present
-        more = {r.block for r in db.signatures_by_id(conn, extra)} - recluster
+        more = {r.block for r in authors.signatures_by_id(extra)} - recluster
         if not more:
             break
         recluster |= more
@@ -202,7 +204,7 @@ def _recluster_blocks(
 
 
 def _context(
-    store: SQLiteStore,
+    store: Store,
     builder: UnitBuilder,
     pending: Sequence[Unit],
     recluster: set[str],
@@ -214,13 +216,13 @@ def _context(
     representative per stored unit (they may move); elsewhere the sampled members of
     every profile of the block whose given names fit a pending unit (they stay put).
     Returns (signatures, fixed, previous, moved, stored text vector rows)."""
-    conn = store.conn
+    authors = store.authors
     fixed: dict[str, str] = {}
     previous: dict[str, str] = {}
     moved: dict[str, str] = {}
     reps: list[str] = []
     if recluster:
-        rows = [r for r in db.signatures_in_blocks(conn, recluster) if r.record_key not in changed]
+        rows = [r for r in authors.signatures_in_blocks(recluster) if r.record_key not in changed]
         work_of = work_ids_for(store, sorted({r.record_key for r in rows}))
         stored = stored_units(
             ((r.record_key, r.sig_id, r.position, r.block, r.given, r.author_id) for r in rows),
@@ -237,15 +239,15 @@ def _context(
     for u in pending:
         if u.rep.block not in recluster:
             wanted[u.rep.block].add(u.rep.given)
-    by_block, sampled = authors_context.sampled_members(conn, wanted, changed)
+    by_block, sampled = authors_context.sampled_members(authors, wanted, changed)
     fixed.update(sampled)
     reps.extend(s for ids in by_block.values() for s in ids)
-    found, missing, vec_rows = authors_context.member_signatures(conn, reps)
+    found, missing, vec_rows = authors_context.member_signatures(authors, reps)
     return [*found, *missing], fixed, previous, moved, vec_rows
 
 
 def resolve_authors(
-    store: SQLiteStore, *, full: bool = False, model: PairModel | None = None
+    store: Store, *, full: bool = False, model: PairModel | None = None
 ) -> AuthorStats:
     """Attribute new and changed records' signatures to profiles (see the module doc)."""
     model = model or default_model()
@@ -254,14 +256,14 @@ def resolve_authors(
         # Beside this run's reads, another process checkpoints what the works stage left in
         # the WAL (not in our commit) and folds the deltas of earlier days once they have
         # grown (migration 041; a full run rewrites everything anyway).
-        fold = not runs_full and db.deltas_due(store.conn)
-        done = aside.enter_context(store.checkpoint_aside(db.fold_statements() if fold else ()))
+        fold = not runs_full and store.authors.deltas_due()
+        done = aside.enter_context(store.checkpoint_aside(store.authors.fold_statements() if fold else ()))
         stats = _resolve_authors(store, full=full, model=model, before_write=aside.close)
     stats.folded = bool(done.ok)
     return stats
 
 
-def _runs_full(store: SQLiteStore, full: bool, model: PairModel) -> bool:
+def _runs_full(store: Store, full: bool, model: PairModel) -> bool:
     """Whether this run resolves every record (asked, first run, or a new model/format)."""
     state = store.get_checkpoint(CHECKPOINT) or {}
     return (
@@ -273,9 +275,9 @@ def _runs_full(store: SQLiteStore, full: bool, model: PairModel) -> bool:
 
 
 def _resolve_authors(
-    store: SQLiteStore, *, full: bool, model: PairModel, before_write: Callable[[], None]
+    store: Store, *, full: bool, model: PairModel, before_write: Callable[[], None]
 ) -> AuthorStats:
-    conn = store.conn
+    authors = store.authors
     state = store.get_checkpoint(CHECKPOINT) or {}
     stats = AuthorStats(full=full, nickname_pairs=len(variant_pairs()) // 2)
     since = 0 if full else int(state.get("seq", 0))
@@ -284,7 +286,7 @@ def _resolve_authors(
         since, seen_curation, stats.full = 0, 0, True
     stats.full = stats.full or since == 0
 
-    curations = lookup.list_curations(conn)
+    curations = authors.list_curations()
     fresh = [c for c in curations if c.id > seen_curation]
     stats.curations_applied = len(fresh)
     cons = curation_constraints(curations)
@@ -300,21 +302,21 @@ def _resolve_authors(
     stats.lap("read")
     stats.signatures = builder.signatures
     old_of_changed = {} if stats.full else {
-        r.sig_id: r.author_id for r in db.signatures_of_records(conn, changed)
+        r.sig_id: r.author_id for r in authors.signatures_of_records(changed)
     }
-    recluster = _recluster_blocks(conn, builder, fresh, cons, stats.full)
-    attached = {} if stats.full else _attach(conn, builder, changed, recluster)
+    recluster = _recluster_blocks(authors, builder, fresh, cons, stats.full)
+    attached = {} if stats.full else _attach(authors, builder, changed, recluster)
     pending = [u for u in builder.units.values() if u.index not in attached]
     stats.lap("attach")
     stats.units, stats.attached = len(builder.units), len(attached)
-    stored_total = None if stats.full else _stored_signatures(conn, state)
+    stored_total = None if stats.full else _stored_signatures(authors, state)
     solved = (
         authors_context.solve_day(
-            conn, store.path, pending, changed, builder, stored_total or 0, cons, model
+            store, pending, changed, builder, stored_total or 0, cons, model
         )
         if not stats.full
         and not recluster
-        and authors_context.can_solve_day(store.path, pending)
+        and authors_context.can_solve_day(store, pending)
         else None
     )
     context, fixed, previous, moved, cached = (
@@ -326,7 +328,7 @@ def _resolve_authors(
     )
     new_reps = {u.rep.sig_id for u in pending}
     if stats.full:
-        previous = {r.sig_id: r.author_id for r in db.signatures_by_id(conn, new_reps)}
+        previous = {r.sig_id: r.author_id for r in authors.signatures_by_id(new_reps)}
     else:
         previous.update({s: a for s, a in old_of_changed.items() if s in new_reps})
     sigs = solved.sigs if solved is not None else [*context, *(u.rep for u in pending)]
@@ -336,7 +338,7 @@ def _resolve_authors(
     stats.reclustered_blocks = len(recluster)
     stats.incremental_blocks = stats.blocks - len(recluster)
     if solved is None:
-        authors_context.set_rarity(conn, sigs, builder, stored_total)
+        authors_context.set_rarity(authors, sigs, builder, stored_total)
     stats.lap("context")  # with the workers: the blocks read, scored and clustered
 
     cons.fixed = fixed
@@ -345,7 +347,7 @@ def _resolve_authors(
     else:
         vecs = samples.vectors(sigs, cached) if streamed is None else streamed.vectors
         labels = disambiguate(sigs, model=model, constraints=cons, vectors=vecs) if sigs else []
-    assigned = _assign_ids(sigs, labels, fixed, previous, conn)
+    assigned = _assign_ids(sigs, labels, fixed, previous, authors)
     unit_author = dict(attached)
     unit_author.update({u.index: assigned[u.rep.sig_id] for u in pending})
     rewrite = {s: assigned[rep] for s, rep in moved.items() if assigned[rep] != previous[s]}
@@ -353,20 +355,19 @@ def _resolve_authors(
 
     before_write()
     stats.lap("aside")  # waiting for the checkpoint / fold process, if it is still at work
-    if streamed is not None:
-        stage.stage_attach(conn, streamed.stage_files)
-    with store.transaction():
-        before = db.profile_ids(conn) if stats.full else set()
+    parts = authors.parts_attached(streamed.stage) if streamed is not None else nullcontext()
+    with parts, store.transaction():
+        before = authors.profile_ids() if stats.full else set()
         if stats.full:
-            db.delete_all(conn)
-            db.set_authors(conn, rewrite.items())
+            authors.delete_all()
+            authors.set_authors(rewrite.items())
         rep_of: dict[str, list[str]] = defaultdict(list)
         for u in builder.units.values():
             rep_of[unit_author[u.index]].append(u.rep.sig_id)
         lost = set(old_of_changed.values()) | {previous[s] for s in rewrite}
         touched = None if stats.full else set(rep_of) | lost | set(rewrite.values())
         if stats.full:
-            after = aw.write_full(conn, builder, unit_author, sigs, vecs, streamed)
+            after = aw.write_full(authors, builder, unit_author, sigs, vecs, streamed)
             created = after - before
         else:
             gained: dict[str, Counter[Variant]] = defaultdict(Counter)
@@ -377,18 +378,18 @@ def _resolve_authors(
             }
 
             def write_signatures() -> None:
-                db.delete_signatures_of_records(conn, changed)
-                db.delete_samples_of_records(conn, changed)
-                stage.stage_commit(conn, unit_author.items())
-                db.set_authors(conn, rewrite.items())
+                authors.delete_signatures_of_records(changed)
+                authors.delete_samples_of_records(changed)
+                authors.stage_commit(unit_author.items())
+                authors.set_authors(rewrite.items())
 
             after, sampled, created = aw.refresh_profiles(
-                conn, touched or set(), rep_of, recount, gained, write_signatures
+                authors, touched or set(), rep_of, recount, gained, write_signatures
             )
-            aw.keep_samples(conn, sigs, vecs, (sampled | {s.sig_id for s in context}) - set(cached))
+            aw.keep_samples(authors, sigs, vecs, (sampled | {s.sig_id for s in context}) - set(cached))
         gone = (before - after) if stats.full else {a for a in (touched or ()) if a not in after}
         if not stats.full:
-            db.delete_profiles(conn, gone)
+            authors.delete_profiles(gone)
         old_ids = {**old_of_changed, **previous}
         heirs: dict[str, Counter[str]] = defaultdict(Counter)
         for s, a in old_ids.items():
@@ -398,32 +399,31 @@ def _resolve_authors(
         for old in sorted(gone):
             votes = heirs.get(old)
             if votes:
-                db.add_redirect(conn, old, min(votes, key=lambda h: (-votes[h], h)))
+                authors.add_redirect(old, min(votes, key=lambda h: (-votes[h], h)))
         stats.profiles_removed = len(gone)
         stats.profiles_created = len(created)
         store.set_checkpoint(  # joins this transaction
             CHECKPOINT,
             {
                 "seq": last_seq,
-                "curation": lookup.max_curation_id(conn),
+                "curation": authors.max_curation_id(),
                 "model": model.meta.get("version"),
                 "format": FORMAT,
                 "signatures": (stored_total or 0) - len(old_of_changed) + builder.signatures,
             },
         )
     if streamed is not None:
-        stage.stage_detach(conn, len(streamed.stage_files))
         streamed.close()
-    stats.profiles_total = db.count_profiles(conn)
+    stats.profiles_total = authors.count_profiles()
     stats.lap("write")
     return stats
 
 
-def _stored_signatures(conn: Any, state: dict[str, Any]) -> int:
+def _stored_signatures(authors: AuthorRepository, state: dict[str, Any]) -> int:
     """Signatures in the store before this run: the count the last run left in its
     checkpoint (counting 5M rows took ~0.4 s of a day), else counted."""
     known = state.get("signatures")
-    return int(known) if known is not None else db.count_signatures(conn)
+    return int(known) if known is not None else authors.count_signatures()
 
 
 def _assign_ids(
@@ -431,7 +431,7 @@ def _assign_ids(
     labels: Sequence[str],
     fixed: dict[str, str],
     previous: dict[str, str],
-    conn: Any,
+    authors: AuthorRepository,
 ) -> dict[str, str]:
     """Map cluster labels to profile ids: fixed profiles keep theirs; a re-clustered or
     new cluster takes the previous id most of its signatures had (largest cluster first),
@@ -460,7 +460,7 @@ def _assign_ids(
         for s in ms:
             out[s.sig_id] = choice
     firsts = [min(s.sig_id for s in clusters[lab]) for lab in pending]
-    for lab, aid in zip(pending, new_author_ids(conn, firsts, taken), strict=True):
+    for lab, aid in zip(pending, new_author_ids(authors, firsts, taken), strict=True):
         for s in clusters[lab]:
             out[s.sig_id] = aid
     return out

@@ -19,10 +19,11 @@ each worker vectorises the new texts of its blocks, #16.)
 from __future__ import annotations
 
 import itertools
+import os
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
 import orjson
@@ -41,8 +42,8 @@ from paperdesk.resolve.authors_model import PairModel
 from paperdesk.resolve.authors_names import GivenName, first_names_relation, parse_given
 from paperdesk.resolve.authors_rarity import NameStats
 from paperdesk.resolve.authors_units import Unit, UnitBuilder
-from paperdesk.store import authors as db
-from paperdesk.store.sqlite import authors_stage as stage
+from paperdesk.store.authors_base import AuthorRepository
+from paperdesk.store.base import Store
 
 BIG_BLOCK = 100
 """Profiles in a block from which an incremental run compares a new signature only with
@@ -103,16 +104,16 @@ def fitting(profiles: Sequence[tuple[str, str, int]], wanted: set[GivenName]) ->
 
 
 def sampled_members(
-    conn: Any, wanted: dict[str, set[GivenName]], changed: set[str]
+    authors: AuthorRepository, wanted: dict[str, set[GivenName]], changed: set[str]
 ) -> tuple[dict[str, list[str]], dict[str, str]]:
     """The sampled members of every profile of the `wanted` blocks whose given names fit
     (see `fitting`), but not those on `changed` records: (block → member ids, in the
     order they are clustered; member id → profile id). Blocks come in sorted order."""
     by_block: dict[str, list[tuple[str, str, int]]] = defaultdict(list)
-    for aid, block, givens, size in db.profile_summaries(conn, wanted):
+    for aid, block, givens, size in authors.profile_summaries(wanted):
         by_block[block].append((aid, givens, size))
     chosen = {block: fitting(by_block[block], wanted[block]) for block in sorted(by_block)}
-    sampled = db.profile_samples(conn, [a for ids in chosen.values() for a in ids])
+    sampled = authors.profile_samples([a for ids in chosen.values() for a in ids])
     members: dict[str, list[str]] = {}
     fixed: dict[str, str] = {}
     for block, ids in chosen.items():
@@ -125,14 +126,14 @@ def sampled_members(
     return members, fixed
 
 
-def load_signatures(conn: Any, sig_ids: Iterable[str]) -> list[Signature]:
+def load_signatures(authors: AuthorRepository, sig_ids: Iterable[str]) -> list[Signature]:
     """Rebuild `Signature`s for stored signature ids from their records (the records hold
     the text, venue and co-authors the features need), by record key and position."""
     wanted: dict[str, set[int]] = defaultdict(set)
     for sig in sig_ids:
         key, _, pos = sig.rpartition("#")
         wanted[key].add(int(pos))
-    records = db.records_by_key(conn, wanted)
+    records = authors.records_by_key(wanted)
     out: list[Signature] = []
     for key in sorted(records):
         out.extend(signatures_from_record(records[key], wanted[key]))
@@ -140,11 +141,11 @@ def load_signatures(conn: Any, sig_ids: Iterable[str]) -> list[Signature]:
 
 
 def member_signatures(
-    conn: Any, sig_ids: Sequence[str]
+    authors: AuthorRepository, sig_ids: Sequence[str]
 ) -> tuple[list[Signature], list[Signature], dict[str, bytes]]:
     """(members with stored features in `sig_ids` order, the others rebuilt from their
     records, the stored text vectors as `samples.vectors` takes them)."""
-    kept = db.get_samples(conn, sig_ids)
+    kept = authors.get_samples(sig_ids)
     found: list[Signature] = []
     vec_rows: dict[str, bytes] = {}
     for sig in sig_ids:
@@ -152,21 +153,21 @@ def member_signatures(
         if row is not None:
             found.append(samples.decode_meta(sig, row[0], row[1]))
             vec_rows[sig] = row[2]
-    missing = load_signatures(conn, [sig for sig in sig_ids if sig not in kept])
+    missing = load_signatures(authors, [sig for sig in sig_ids if sig not in kept])
     return found, missing, vec_rows
 
 
-def name_stats(conn: Any, builder: UnitBuilder, stored: int | None) -> NameStats:
+def name_stats(authors: AuthorRepository, builder: UnitBuilder, stored: int | None) -> NameStats:
     """Name statistics (`authors_rarity`) over the store after this run: the names the
     new units carry, and the stored ones unless this is a full run (`stored` None)."""
     forms: Iterable[str] = builder.name_counts
     if stored is not None:
-        forms = itertools.chain(forms, db.name_forms(conn))
+        forms = itertools.chain(forms, authors.name_forms())
     return NameStats(forms)
 
 
 def set_rarity(
-    conn: Any,
+    authors: AuthorRepository,
     sigs: Sequence[Signature],
     builder: UnitBuilder,
     stored: int | None,
@@ -174,7 +175,7 @@ def set_rarity(
 ) -> None:
     """Name rarity (`authors_rarity`) of `sigs` over the store after this run: from
     `stats`, else from `name_stats` (the `stored` names unless it is None, a full run)."""
-    set_people(sigs, stats if stats is not None else name_stats(conn, builder, stored))
+    set_people(sigs, stats if stats is not None else name_stats(authors, builder, stored))
 
 
 # -- a day over both cores ----------------------------------------------------------------
@@ -219,28 +220,38 @@ class _Part:
 
 
 _Job = tuple[
-    str, dict[str, list[Unit]], set[str], UnitBuilder, int, Constraints, PairModel, NameStats
+    Store, int, dict[str, list[Unit]], set[str], UnitBuilder, int, Constraints, PairModel,
+    NameStats,
 ]
-"""What the workers share (`parallel.fork_map`): (store path, pending units by block,
-changed records, builder, stored signatures, curation constraints, model, the store's name
-statistics)."""
+"""What the workers share (`parallel.fork_map`): (the store, the parent's process id,
+pending units by block, changed records, builder, stored signatures, curation
+constraints, model, the store's name statistics)."""
 
-_CONN: Any = None
-"""A worker's own read-only connection (a forked worker must not use its parent's)."""
+_VIEWS: dict[int, Store] = {}
+"""A forked worker's read-only view of the store (`store.reader()`, by process id: a
+forked worker must not use its parent's connection), kept for the worker's later shares."""
+_OPENED = ExitStack()
 
 
 def _solve_part(blocks: list[str]) -> _Part:
-    global _CONN
     job: _Job = parallel.shared()
-    path, pending_of, changed, builder, stored, cons, model, stats = job
-    if _CONN is None:
-        _CONN = stage.reader(path)
+    store, parent = job[0], job[1]
+    if os.getpid() == parent:  # the one-process path: a view for this call only
+        with store.reader() as view:
+            return _solve_blocks(view.authors, blocks, job)
+    if os.getpid() not in _VIEWS:
+        _VIEWS[os.getpid()] = _OPENED.enter_context(store.reader())
+    return _solve_blocks(_VIEWS[os.getpid()].authors, blocks, job)
+
+
+def _solve_blocks(authors: AuthorRepository, blocks: list[str], job: _Job) -> _Part:
+    _, _, pending_of, changed, builder, stored, cons, model, stats = job
     pending = [u.rep for b in blocks for u in pending_of[b]]
     wanted = {b: {u.rep.given for u in pending_of[b]} for b in blocks}
-    members, fixed = sampled_members(_CONN, wanted, changed)
-    found, missing, vec_rows = member_signatures(_CONN, [s for ids in members.values() for s in ids])
+    members, fixed = sampled_members(authors, wanted, changed)
+    found, missing, vec_rows = member_signatures(authors, [s for ids in members.values() for s in ids])
     sigs = [*found, *missing, *pending]
-    set_rarity(_CONN, sigs, builder, stored, stats)
+    set_rarity(authors, sigs, builder, stored, stats)
     vecs = samples.vectors(sigs, vec_rows)
     labels = disambiguate(
         sigs, model=model, constraints=replace(cons, fixed=fixed), vectors=vecs, processes=1
@@ -267,19 +278,19 @@ def _solve_part(blocks: list[str]) -> _Part:
     )
 
 
-def can_solve_day(path: str, pending: Collection[Unit]) -> bool:
-    """A day on a store file, with enough new units to be worth the workers."""
-    return _workers_possible(path) and len(pending) >= DAY_MIN
+def can_solve_day(store: Store, pending: Collection[Unit]) -> bool:
+    """A day on a store other processes can read, with enough new units to be worth the
+    workers."""
+    return _workers_possible(store) and len(pending) >= DAY_MIN
 
 
-def _workers_possible(path: str) -> bool:
-    """A store file (workers open their own connections), fork, and two cores."""
-    return path != ":memory:" and parallel.can_fork() and parallel.workers() >= 2
+def _workers_possible(store: Store) -> bool:
+    """A store that workers can open views of (not an in-memory one), fork, two cores."""
+    return store.shared and parallel.can_fork() and parallel.workers() >= 2
 
 
 def solve_day(
-    conn: Any,
-    path: str,
+    store: Store,
     pending: Sequence[Unit],
     changed: set[str],
     builder: UnitBuilder,
@@ -297,9 +308,10 @@ def solve_day(
     pending_of: dict[str, list[Unit]] = defaultdict(list)
     for u in pending:
         pending_of[u.rep.block].append(u)
-    shares = _shares(conn, sorted(pending_of), pending, cons, n * PARTS_PER_WORKER)
-    stats = name_stats(conn, builder, stored)
-    job: _Job = (path, pending_of, changed, builder, stored, cons, model, stats)
+    authors = store.authors
+    shares = _shares(authors, sorted(pending_of), pending, cons, n * PARTS_PER_WORKER)
+    stats = name_stats(authors, builder, stored)
+    job: _Job = (store, os.getpid(), pending_of, changed, builder, stored, cons, model, stats)
     parts = parallel.fork_map(_solve_part, shares, state=job, processes=n)
     share_of: dict[str, int] = {}
     for k, p in enumerate(parts):
@@ -313,7 +325,7 @@ def solve_day(
 
 
 def _shares(
-    conn: Any, blocks: list[str], pending: Sequence[Unit], cons: Constraints, n: int
+    authors: AuthorRepository, blocks: list[str], pending: Sequence[Unit], cons: Constraints, n: int
 ) -> list[list[str]]:
     """`blocks` dealt out into at most `n` shares, the blocks of one must-link curation
     (its stored signatures' and new units' blocks) in one share."""
@@ -322,7 +334,7 @@ def _shares(
     if cons.must:
         block_of = {u.rep.sig_id: u.rep.block for u in pending}
         curated = {s for g in cons.must for s in g} - set(block_of)
-        block_of.update((r.sig_id, r.block) for r in db.signatures_by_id(conn, curated))
+        block_of.update((r.sig_id, r.block) for r in authors.signatures_by_id(curated))
         for g in cons.must:
             ks = sorted({index[block_of[s]] for s in g if block_of.get(s) in index})
             for k in ks[1:]:

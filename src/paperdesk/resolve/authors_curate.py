@@ -1,6 +1,6 @@
 """Curations of author profiles: merge, split and claim, kept across runs.
 
-Each is logged (`store.sqlite.authors_lookup.add_curation`) and then re-applied by every
+Each is logged (`store.authors.add_curation`) and then re-applied by every
 resolve run as must-link / cannot-link constraints (`curation_constraints`), latest
 curation winning for a signature named by several; the commands here log one and resolve
 at once.
@@ -14,16 +14,15 @@ from typing import Any
 from paperdesk.errors import NotFoundError, PaperdeskError
 from paperdesk.resolve.authors_disambiguate import Constraints
 from paperdesk.resolve.authors_model import PairModel
-from paperdesk.store import authors as db
-from paperdesk.store.sqlite import SQLiteStore
-from paperdesk.store.sqlite import authors_lookup as lookup
+from paperdesk.store.authors_base import Curation, SignatureRow
+from paperdesk.store.base import Store
 
 
 class CurationError(PaperdeskError):
     """A curation that cannot be carried out as asked (the message says why)."""
 
 
-def curation_constraints(curations: Sequence[lookup.Curation]) -> Constraints:
+def curation_constraints(curations: Sequence[Curation]) -> Constraints:
     """Must-link / apart groups from the curation log. A signature named by several
     curations follows the latest; in a split (`apart`), only the moved group (the first)
     is one person, the rest only has to stay apart from it."""
@@ -44,16 +43,16 @@ def curation_constraints(curations: Sequence[lookup.Curation]) -> Constraints:
     return cons
 
 
-def _require(store: SQLiteStore, author_id: str) -> tuple[str, list[db.SignatureRow]]:
-    aid = lookup.follow_redirects(store.conn, author_id)
-    rows = db.signatures_of_author(store.conn, aid)
+def _require(store: Store, author_id: str) -> tuple[str, list[SignatureRow]]:
+    aid = store.authors.follow_redirects(author_id)
+    rows = store.authors.signatures_of_author(aid)
     if not rows:
         raise NotFoundError(f"no author {author_id}")
     return aid, rows
 
 
 def merge_authors(
-    store: SQLiteStore, a: str, b: str, *, who: str, model: PairModel | None = None
+    store: Store, a: str, b: str, *, who: str, model: PairModel | None = None
 ) -> dict[str, Any]:
     """`author merge A B`: A and B are one person, from now on and on every re-run."""
     aid, rows_a = _require(store, a)
@@ -62,15 +61,15 @@ def merge_authors(
         raise CurationError(f"{a} and {b} are already one profile ({aid})")
     sigs = [r.sig_id for r in (*rows_a, *rows_b)]
     with store.transaction():
-        cid = lookup.add_curation(
-            store.conn, "merge", [sigs], apart=False, args={"authors": [aid, bid]}, who=who
+        cid = store.authors.add_curation(
+            "merge", [sigs], apart=False, args={"authors": [aid, bid]}, who=who
         )
     _resolve(store, model)
     return {"curation": cid, "author_id": _owner(store, sigs[0])}
 
 
 def split_author(
-    store: SQLiteStore,
+    store: Store,
     author_id: str,
     records: Sequence[str],
     *,
@@ -89,8 +88,7 @@ def split_author(
     if not rest:
         raise CurationError(f"that would move every record of {aid}: nothing to split")
     with store.transaction():
-        cid = lookup.add_curation(
-            store.conn,
+        cid = store.authors.add_curation(
             "split",
             [moved, rest],
             apart=True,
@@ -106,7 +104,7 @@ def split_author(
 
 
 def claim_record(
-    store: SQLiteStore,
+    store: Store,
     author_id: str,
     record_key: str,
     *,
@@ -117,7 +115,7 @@ def claim_record(
     """`author claim A KEY [--position N]`: this author position of the record belongs to
     A. Without `--position`, the record's one signature whose name fits A's is taken."""
     aid, rows = _require(store, author_id)
-    cands = db.signatures_of_records(store.conn, [record_key])
+    cands = store.authors.signatures_of_records([record_key])
     if not cands:
         raise NotFoundError(f"no resolved authors on record {record_key} (run resolve first)")
     if position is not None:
@@ -133,8 +131,7 @@ def claim_record(
         raise CurationError(f"say which author position of {record_key} (--position): {listing}")
     sig = pick[0].sig_id
     with store.transaction():
-        cid = lookup.add_curation(
-            store.conn,
+        cid = store.authors.add_curation(
             "claim",
             [[*(r.sig_id for r in rows), sig]],
             apart=False,
@@ -145,12 +142,12 @@ def claim_record(
     return {"curation": cid, "author_id": _owner(store, sig)}
 
 
-def _owner(store: SQLiteStore, sig_id: str) -> str | None:
-    rows = db.signatures_by_id(store.conn, [sig_id])
+def _owner(store: Store, sig_id: str) -> str | None:
+    rows = store.authors.signatures_by_id([sig_id])
     return rows[0].author_id if rows else None
 
 
-def _expand_works(store: SQLiteStore, items: Sequence[str]) -> set[str]:
+def _expand_works(store: Store, items: Sequence[str]) -> set[str]:
     """Record keys as given; work ids (no `:`) become their records' keys."""
     keys: set[str] = set()
     for item in items:
@@ -167,7 +164,7 @@ def _expand_works(store: SQLiteStore, items: Sequence[str]) -> set[str]:
     return keys
 
 
-def _resolve(store: SQLiteStore, model: PairModel | None) -> None:
+def _resolve(store: Store, model: PairModel | None) -> None:
     from paperdesk.resolve.authors import resolve_authors  # the stage, which imports this
 
     resolve_authors(store, model=model)

@@ -18,9 +18,7 @@ from paperdesk.normalize.ids import doi_url
 from paperdesk.normalize.names import normalize_author
 from paperdesk.resolve.authors_features import name_form, signatures_from_record
 from paperdesk.resolve.authors_names import first_names_relation, fold, parse_given
-from paperdesk.store import authors as db
-from paperdesk.store.sqlite import SQLiteStore
-from paperdesk.store.sqlite import authors_lookup as lookup
+from paperdesk.store.base import Store
 
 AUTHOR_ID = re.compile(r"a[0-9a-f]{10}")
 
@@ -39,7 +37,7 @@ def original_link(rec: SourceRecord) -> str | None:
     return None
 
 
-def _work_ids(store: SQLiteStore, keys: list[str]) -> dict[str, str]:
+def _work_ids(store: Store, keys: list[str]) -> dict[str, str]:
     """Work ids of the records (those resolved so far; the tables always exist, since
     every store is migrated when opened)."""
     from paperdesk.resolve.works_curate import work_ids_for
@@ -47,14 +45,14 @@ def _work_ids(store: SQLiteStore, keys: list[str]) -> dict[str, str]:
     return work_ids_for(store, keys)
 
 
-def profile(store: SQLiteStore, author_id: str, *, max_works: int | None = None) -> dict[str, Any]:
+def profile(store: Store, author_id: str, *, max_works: int | None = None) -> dict[str, Any]:
     """The full profile of `author_id` (redirects followed); raises NotFoundError."""
-    conn = store.conn
-    aid = lookup.follow_redirects(conn, author_id)
-    row = lookup.get_profile_row(conn, aid)
+    authors = store.authors
+    aid = authors.follow_redirects(author_id)
+    row = authors.get_profile_row(aid)
     if row is None:
         raise NotFoundError(f"no author {author_id}")
-    sigs = db.signatures_of_author(conn, aid)
+    sigs = authors.signatures_of_author(aid)
     keys = sorted({s.record_key for s in sigs})
     records = store.get_records(keys)
     works_of = _work_ids(store, keys)
@@ -102,7 +100,7 @@ def profile(store: SQLiteStore, author_id: str, *, max_works: int | None = None)
 
     co: Counter[str] = Counter()
     co_names: dict[str, str] = {}
-    for s in db.signatures_of_records(conn, keys):
+    for s in authors.signatures_of_records(keys):
         if s.author_id != aid:
             co[s.author_id] += 1
             co_names.setdefault(s.author_id, s.name)
@@ -123,7 +121,7 @@ def profile(store: SQLiteStore, author_id: str, *, max_works: int | None = None)
         "works_per_year": {str(y): per_year[y] for y in sorted(per_year)},
         "curations": [
             {"id": c.id, "action": c.action, "who": c.who, "at": c.at, "args": c.args}
-            for c in lookup.list_curations(conn)
+            for c in authors.list_curations()
             if aid in (c.args.get("authors") or []) or aid == c.args.get("author")
         ],
     }
@@ -139,23 +137,23 @@ def _name_parts(name: str) -> tuple[str, str | None]:
     return name_form(sig[0]), sig[0].block
 
 
-def find_authors(store: SQLiteStore, name: str, *, limit: int = 20) -> list[str]:
+def find_authors(store: Store, name: str, *, limit: int = 20) -> list[str]:
     """Profile ids for a typed name or id: an author id (redirects followed); profiles
     with a variant spelt exactly so; else profiles in the name's block whose given name is
     compatible ("Y. Bengio" finds "Yoshua Bengio")."""
-    conn = store.conn
+    authors = store.authors
     text = name.strip()
     if AUTHOR_ID.fullmatch(text):
-        aid = lookup.follow_redirects(conn, text)
-        return [aid] if lookup.get_profile_row(conn, aid) else []
+        aid = authors.follow_redirects(text)
+        return [aid] if authors.get_profile_row(aid) else []
     folded, block = _name_parts(text)
-    found = lookup.profiles_by_name(conn, folded, limit)
+    found = authors.profiles_by_name(folded, limit)
     if found or block is None:
         return found
     want = parse_given(normalize_author(Author(name=text)).given)
     out = []
-    for aid in lookup.profiles_in_block(conn, block, limit=500):
-        sigs = db.signatures_of_author(conn, aid)
+    for aid in authors.profiles_in_block(block, limit=500):
+        sigs = authors.signatures_of_author(aid)
         if any(
             first_names_relation(want, parse_given(normalize_author(Author(name=s.name)).given))
             != "incompatible"
@@ -167,18 +165,18 @@ def find_authors(store: SQLiteStore, name: str, *, limit: int = 20) -> list[str]
     return out
 
 
-def search_authors(store: SQLiteStore, query: str, *, limit: int = 20) -> list[dict[str, Any]]:
+def search_authors(store: Store, query: str, *, limit: int = 20) -> list[dict[str, Any]]:
     """Profiles whose name variants contain every word of the query; summaries only."""
     words = [w for w in re.split(r"[^a-z0-9]+", fold(query)) if w][:8]
-    return [summary(store, a) for a in lookup.search_profiles(store.conn, words, limit)]
+    return [summary(store, a) for a in store.authors.search_profiles(words, limit)]
 
 
-def summary(store: SQLiteStore, author_id: str) -> dict[str, Any]:
-    conn = store.conn
-    row = lookup.get_profile_row(conn, author_id)
+def summary(store: Store, author_id: str) -> dict[str, Any]:
+    authors = store.authors
+    row = authors.get_profile_row(author_id)
     if row is None:
         raise NotFoundError(f"no author {author_id}")
-    variants = Counter(s.name for s in db.signatures_of_author(conn, author_id))
+    variants = Counter(s.name for s in authors.signatures_of_author(author_id))
     return {
         "author_id": author_id,
         "name": row["name"],

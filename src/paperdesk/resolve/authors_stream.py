@@ -5,19 +5,19 @@ unit's representative, staging the signature rows until their profile ids are kn
 vectorising the representatives' text was most of a full run, in one process. Here the
 records are shared out between forked workers by their work id (a unit never spans two
 works, so each worker builds whole units); each reads its share from the store file with
-its own read-only connection, stages its rows in a file of its own and vectorises its
-units' text. The parent merges the units in the order a single process would have made
+its own read-only view (`store.reader()`), stages its rows in a part of its own (on
+SQLite a file, `store.authors.open_parts`) and vectorises its units' text. Only a backend
+whose repository offers parts (`streams_parts`) streams: elsewhere a full run reads in
+one process. The parent merges the units in the order a single process would have made
 them (by the record that opened each unit, then position), so everything downstream —
 blocks, sub-blocks, labels, profile ids — is exactly the serial run's.
 """
 
 from __future__ import annotations
 
-import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -26,8 +26,8 @@ from scipy import sparse
 from paperdesk import parallel
 from paperdesk.resolve.authors_features import text_vectors
 from paperdesk.resolve.authors_units import Unit, UnitBuilder
-from paperdesk.store.sqlite import SQLiteStore
-from paperdesk.store.sqlite import authors_stage as staging
+from paperdesk.store.authors_base import PartStage
+from paperdesk.store.base import Store
 
 STREAM_MIN = 20_000
 """Records from which a full run streams them in worker processes."""
@@ -57,15 +57,14 @@ class Part:
 class Streamed:
     """The merged result: a `UnitBuilder` as one process would have built it, the text
     vectors of its units' representatives (unit index order), and the staged rows, one
-    file per worker, whose unit numbers are the worker's local ones (`local_to_global`)."""
+    part per worker, whose unit numbers are the worker's local ones (`local_to_global`)."""
 
     builder: UnitBuilder
     vectors: sparse.csr_matrix
     records: int
     last_seq: int
-    stage_files: list[str]
     local_to_global: list[np.ndarray]
-    tmp: tempfile.TemporaryDirectory[str] = field(repr=False)
+    stage: PartStage = field(repr=False)
 
     def unit_rows(self, unit_author: dict[int, str]) -> Iterator[tuple[int, int, str]]:
         """(worker, local unit, profile id) for every unit."""
@@ -74,37 +73,35 @@ class Streamed:
                 yield k, local, unit_author[g]
 
     def close(self) -> None:
-        self.tmp.cleanup()
+        self.stage.close()
 
 
-_Job = tuple[str, int, set[str], int, str]
-"""What the workers share (`parallel.fork_map`): (store path, since, solo, workers, stage dir)."""
+_Job = tuple[Store, int, set[str], int, PartStage]
+"""What the workers share (`parallel.fork_map`): (the store, since, solo, workers, the
+parts they stage their rows in)."""
 
 
 def _stream_part(k: int) -> Part:
     job: _Job = parallel.shared()
-    path, since, solo, n, stage_dir = job
+    store, since, solo, n, stage = job
     builder = UnitBuilder(solo)
     opened: list[tuple[int, int]] = []
     rows: list[Any] = []
     records = 0
     last_seq = since
-    conn = staging.reader(path)
-    stage = staging.stage_file(str(Path(stage_dir) / f"stage{k}.db"))
-    try:
-        for seq, rowid, key, data, work in staging.records_of_part(conn, since, k, n):
+    with store.reader() as view:
+        out = view.authors.part_writer(stage, k)
+        for seq, rowid, key, data, work in view.authors.records_of_part(since, k, n):
             records += 1
             last_seq = max(last_seq, seq)
             before = len(builder.units)
             rows.extend(builder.add(key, data, work))
             opened.extend([(seq, rowid)] * (len(builder.units) - before))
             if len(rows) >= _ROWS:
-                staging.stage_file_put(stage, rows)
+                out.put(rows)
                 rows.clear()
-        staging.stage_file_put(stage, rows)
-        staging.stage_file_done(stage)
-    finally:
-        conn.close()
+        out.put(rows)
+        out.done()
     builder.finish()
     units = list(builder.units.values())
     vectors = text_vectors([u.rep for u in units])
@@ -116,29 +113,32 @@ def _stream_part(k: int) -> Part:
     )
 
 
-def can_stream(store: SQLiteStore, since: int) -> bool:
-    """A full run over a store file large enough to be worth the workers."""
-    if since != 0 or store.path == ":memory:" or not parallel.can_fork():
+def can_stream(store: Store, since: int) -> bool:
+    """A full run over a store large enough to be worth the workers, whose repository
+    can stage rows in parts (SQLite files; not an in-memory store)."""
+    if since != 0 or not store.shared or not parallel.can_fork():
+        return False
+    if not store.authors.streams_parts:
         return False
     if parallel.workers() < 2:
         return False
     return store.count_records() >= STREAM_MIN
 
 
-def stream(store: SQLiteStore, solo: set[str], processes: int | None = None) -> Streamed:
+def stream(store: Store, solo: set[str], processes: int | None = None) -> Streamed:
     """Every record into units, in `processes` forked workers (see the module doc)."""
     n = parallel.workers() if processes is None else processes
-    tmp = tempfile.TemporaryDirectory(prefix="paperdesk-authors-", dir=Path(store.path).parent)
+    stage = store.authors.open_parts(n)
     try:
-        job: _Job = (store.path, 0, solo, n, tmp.name)
+        job: _Job = (store, 0, solo, n, stage)
         parts = parallel.fork_map(_stream_part, range(n), state=job, processes=n)
-        return _merge(parts, solo, tmp)
+        return _merge(parts, solo, stage)
     except BaseException:
-        tmp.cleanup()
+        stage.close()
         raise
 
 
-def _merge(parts: list[Part], solo: set[str], tmp: tempfile.TemporaryDirectory[str]) -> Streamed:
+def _merge(parts: list[Part], solo: set[str], stage: PartStage) -> Streamed:
     """One builder from the workers' parts, units in the serial run's order: by the
     (seq, rowid) of the record that opened them, then by creation order within it (a
     record belongs to one worker, which opened its units in position order)."""
@@ -165,7 +165,6 @@ def _merge(parts: list[Part], solo: set[str], tmp: tempfile.TemporaryDirectory[s
         vectors=vectors,
         records=sum(p.records for p in parts),
         last_seq=max(p.last_seq for p in parts),
-        stage_files=[str(Path(tmp.name) / f"stage{k}.db") for k in range(len(parts))],
         local_to_global=local_to_global,
-        tmp=tmp,
+        stage=stage,
     )

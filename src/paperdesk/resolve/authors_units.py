@@ -34,7 +34,7 @@ from paperdesk.resolve.authors_names import (
     middle_conflict,
     parse_given,
 )
-from paperdesk.store.sqlite import decode_record
+from paperdesk.store.codec import decode_record
 
 StageRow = tuple[str, str, int, str, str, str, str | None, int]
 """(sig_id, record_key, position, name, name_folded, block, given, unit): a signature

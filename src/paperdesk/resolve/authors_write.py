@@ -1,6 +1,6 @@
 """Author profiles' rows: what a resolve run writes once its signatures have profile ids.
 
-A profile row (`store.authors.ProfileRow`) holds the counts, the canonical name, the given
+A profile row (`store.authors_base.ProfileRow`) holds the counts, the canonical name, the given
 names, the name variants and a bounded sample of members (`pick_reps`), which incremental
 runs compare new signatures with. A full run computes every row from what its units
 counted (`write_full`); a day recomputes the rows of the profiles it touched
@@ -21,8 +21,12 @@ from paperdesk.resolve import authors_samples as samples
 from paperdesk.resolve import authors_stream
 from paperdesk.resolve.authors_features import Signature
 from paperdesk.resolve.authors_units import UnitBuilder, Variant
-from paperdesk.store import authors as db
-from paperdesk.store.sqlite import authors_stage as stage
+from paperdesk.store.authors_base import (
+    AuthorRepository,
+    ProfileRow,
+    ProfileState,
+    pack_profile,
+)
 
 K_REPS = 3
 """Members of a stored profile an incremental run compares a new signature with: a
@@ -42,14 +46,13 @@ def pick_reps(candidates: Iterable[str], k: int = K_REPS) -> list[str]:
 
 
 def keep_samples(
-    conn: Any, sigs: Sequence[Signature], vecs: Any, wanted: set[str]
+    authors: AuthorRepository, sigs: Sequence[Signature], vecs: Any, wanted: set[str]
 ) -> None:
     """Store the feature data of the sampled members this run has in memory."""
     index = [k for k, s in enumerate(sigs) if s.sig_id in wanted]
     rows = samples.rows_of(vecs, index)
     codes: dict[str, int] = {}  # a full run's ~560k samples share ~1M distinct keys
-    db.put_samples(
-        conn,
+    authors.put_samples(
         (
             (sigs[k].sig_id, *samples.encode(sigs[k], r, codes))
             for k, r in zip(index, rows, strict=True)
@@ -59,7 +62,7 @@ def keep_samples(
 
 
 def refresh_profiles(
-    conn: Any,
+    authors: AuthorRepository,
     touched: set[str],
     rep_of: dict[str, list[str]],
     recount: set[str],
@@ -78,35 +81,35 @@ def refresh_profiles(
     profiles whose block changed (`states` has every other's). Returns the ids that still
     have signatures, their samples, and the ids that had no row before (the profiles this
     run created)."""
-    states = db.profile_states(conn, touched)  # signature writes do not change these
+    states = authors.profile_states(touched)  # signature writes do not change these
 
     write_signatures()
     rows, slow = _grown_rows(states, touched, rep_of, recount, gained)
-    packed = [db.pack_profile(r) for r in rows]
-    for aid, variants, n_records in db.name_variants_by_author(conn, slow):
+    packed = [pack_profile(r) for r in rows]
+    for aid, variants, n_records in authors.name_variants_by_author(slow):
         st = states.get(aid)
         cands = [*(st.reps if st else ()), *rep_of.get(aid, ())]
         if aid in recount or not cands:
-            members = db.member_ids(conn, aid)
+            members = authors.member_ids(aid)
             keep = set(members)
             cands = [c for c in cands if c in keep] or members
-        packed.append(db.pack_profile(_profile_row(aid, variants, n_records, cands)))
-    db.put_profiles(conn, packed, stored_blocks={a: st.block for a, st in states.items()})
+        packed.append(pack_profile(_profile_row(aid, variants, n_records, cands)))
+    authors.put_profiles(packed, stored_blocks={a: st.block for a, st in states.items()})
     alive = {p[0] for p in packed}
     sampled = {s for p in packed for s in orjson.loads(p[7])}
     return alive, sampled, alive - states.keys()
 
 
 def _grown_rows(
-    states: dict[str, db.ProfileState],
+    states: dict[str, ProfileState],
     touched: set[str],
     rep_of: dict[str, list[str]],
     recount: set[str],
     gained: dict[str, Counter[Variant]],
-) -> tuple[list[db.ProfileRow], set[str]]:
+) -> tuple[list[ProfileRow], set[str]]:
     """The rows of the touched profiles that only gained signatures, from their stored
     state (no SQL), and the ids to recount."""
-    rows: list[db.ProfileRow] = []
+    rows: list[ProfileRow] = []
     slow: set[str] = set()
     for aid in sorted(touched):
         st = states.get(aid)
@@ -126,11 +129,11 @@ def _grown_rows(
 def _profile_row(
     aid: str, variants: Sequence[tuple[str, str, str | None, str, int]], n_records: int,
     cands: Iterable[str],
-) -> db.ProfileRow:
+) -> ProfileRow:
     """A profile's row from its (name, folded, given, block, count) variants."""
     name, folded = canonical_name([(n, f, c) for n, f, _, _, c in variants])
     kept = sorted(variants, key=lambda v: (v[0], v[1], v[2] or "", v[3], v[4]))
-    return db.ProfileRow(
+    return ProfileRow(
         author_id=aid,
         name=name,
         name_folded=folded,
@@ -144,7 +147,7 @@ def _profile_row(
 
 
 def write_full(
-    conn: Any,
+    authors: AuthorRepository,
     builder: UnitBuilder,
     unit_author: dict[int, str],
     sigs: Sequence[Signature],
@@ -157,27 +160,27 @@ def write_full(
     runs) while this thread computes the profile rows. Returns the profile ids."""
     with ThreadPoolExecutor(1) as pool:
         if streamed is None:
-            stage.stage_commit(conn, unit_author.items(), bulk=True)
+            authors.stage_commit(unit_author.items(), bulk=True)
             job = None
         else:
             # The unit map row by row needs the GIL: written before the thread starts.
-            stage.stage_map_parts(conn, streamed.unit_rows(unit_author))
-            job = pool.submit(stage.stage_commit_parts, conn, len(streamed.stage_files))
+            authors.map_parts(streamed.unit_rows(unit_author))
+            job = pool.submit(authors.commit_parts, streamed.stage)
         profiles = _profiles_from_units(builder, unit_author)
         if job is not None:
             job.result()
     # A profile has one signature per record, except where a curation forces otherwise:
     # those few are counted in SQL, now that the signature rows are in.
     curated = {unit_author[u.index] for u in builder.units.values() if u.rep.sig_id in builder.solo}
-    exact = db.record_counts(conn, curated)
+    exact = authors.record_counts(curated)
     for p in profiles:
         p.n_records = exact.get(p.author_id, p.n_records)
-    db.put_profiles(conn, profiles, base=True)
-    keep_samples(conn, sigs, vecs, {r for p in profiles for r in p.reps})
+    authors.put_profiles(profiles, base=True)
+    keep_samples(authors, sigs, vecs, {r for p in profiles for r in p.reps})
     return {p.author_id for p in profiles}
 
 
-def _profiles_from_units(builder: UnitBuilder, unit_author: dict[int, str]) -> list[db.ProfileRow]:
+def _profiles_from_units(builder: UnitBuilder, unit_author: dict[int, str]) -> list[ProfileRow]:
     """A full run's profile rows, from what the units counted while streaming (no scan
     of the million signature rows; `n_records` counts signatures, see `_write_full`)."""
     variants: dict[str, Counter[Variant]] = defaultdict(Counter)
@@ -186,7 +189,7 @@ def _profiles_from_units(builder: UnitBuilder, unit_author: dict[int, str]) -> l
         aid = unit_author[u.index]
         variants[aid].update(builder.variants[u.index])
         cands[aid].append(u.rep.sig_id)
-    out: list[db.ProfileRow] = []
+    out: list[ProfileRow] = []
     for aid in sorted(variants):
         rows = [(*v, c) for v, c in variants[aid].items()]
         out.append(_profile_row(aid, rows, sum(c for *_, c in rows), cands[aid]))

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from paperdesk.model import SourceRecord
+from paperdesk.store.authors_base import AuthorRepository
 
 
 def now() -> str:
@@ -403,6 +404,14 @@ class Store(Protocol):
     path: str
 
     @property
+    def shared(self) -> bool:
+        """Whether worker processes can open views of this store (`reader()`)."""
+        ...
+
+    @property
+    def authors(self) -> AuthorRepository: ...
+
+    @property
     def works(self) -> WorkRepository: ...
 
     @property
@@ -419,6 +428,13 @@ class Store(Protocol):
 
     def reader(self) -> AbstractContextManager[Store]:
         """A read-only view of this store on a connection of its own."""
+        ...
+
+    def checkpoint_aside(self, statements: Sequence[str] = ()) -> AbstractContextManager[Any]:
+        """Around a stage's reads: the backend's housekeeping beside them (SQLite: the WAL
+        copied into the database by another process), and `statements` (the repository's
+        own, e.g. `authors.fold_statements()`) run there, changing nothing a reader sees.
+        Its value's `ok` says, once left, whether the statements were committed."""
         ...
 
     # -- source records --

@@ -1,57 +1,21 @@
 """Author look-ups that pages, the CLI and curations make, and the curation log.
 
-Split from `paperdesk.store.authors` (which keeps what the resolve stage writes and reads:
-signatures, profiles, samples, their day deltas) so that neither module passes the 800-line
-limit; the SQL shapes of the combined base + delta tables (`_current`, `_counted`) and the
-time stamp are shared from there. Tables come from `migrations/030_authors.sql`.
+A mixin of the SQLite author repository (`authors.SQLiteAuthors`), split from
+`authors_tables` (what the resolve stage writes and reads) so that neither module passes
+the 800-line limit. Its SQL is portable: PostgreSQL runs it through the dialect layer.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-from paperdesk.store.authors import _counted, _current, now
+from paperdesk.store.authors_base import Curation
+from paperdesk.store.base import now
 from paperdesk.store.profiles_codec import unpack_time
-
-
-@dataclass
-class Curation:
-    id: int
-    action: str
-    groups: list[list[str]]
-    apart: bool
-    args: dict[str, Any]
-    who: str
-    at: str
-
-
-
-def follow_redirects(conn: sqlite3.Connection, author_id: str) -> str:
-    seen = {author_id}
-    while True:
-        row = conn.execute(
-            "SELECT new_id FROM author_redirects WHERE old_id = ?", (author_id,)
-        ).fetchone()
-        if row is None or row[0] in seen:
-            return author_id
-        author_id = row[0]
-        seen.add(author_id)
-
-
-def get_profile_row(conn: sqlite3.Connection, author_id: str) -> dict[str, Any] | None:
-    cols = "author_id, name, block, n_signatures, n_records, created_at, updated_at"
-    row = conn.execute(
-        _current("author_profiles", cols, "author_id = ?"), (author_id, author_id)
-    ).fetchone()
-    if row is None:
-        return None
-    keys = ("author_id", "name", "block", "n_signatures", "n_records", "created_at", "updated_at")
-    return dict(zip(keys, (*row[:5], unpack_time(row[5]), unpack_time(row[6])), strict=True))
+from paperdesk.store.sqlite.authors_tables import AuthorTables, _counted, _current
 
 
 def _by_records(hits: str) -> str:
@@ -61,87 +25,105 @@ def _by_records(hits: str) -> str:
         "SELECT author_id FROM (SELECT DISTINCT author_id, COALESCE("  # noqa: S608
         " (SELECT n_records FROM author_profiles_delta d WHERE d.author_id = h.author_id),"
         " (SELECT n_records FROM author_profiles b WHERE b.author_id = h.author_id)) AS n_records"
-        f" FROM ({hits}) h) WHERE n_records IS NOT NULL ORDER BY n_records DESC, author_id LIMIT ?"
+        f" FROM ({hits}) h) r WHERE n_records IS NOT NULL ORDER BY n_records DESC, author_id LIMIT ?"
     )
 
 
-def profiles_by_name(conn: sqlite3.Connection, name_folded: str, limit: int = 50) -> list[str]:
-    """Profiles having a signature written exactly so (folded), most records first."""
-    hits = _counted("author_names", "name_folded", "author_id", "name_folded = ?")
-    rows = conn.execute(_by_records(hits), (name_folded, name_folded, limit))
-    return [r[0] for r in rows]
+class AuthorLookups(AuthorTables):
+    """Profile pages, name look-ups and search, redirects and the curation log."""
 
+    def follow_redirects(self, author_id: str) -> str:
+        seen = {author_id}
+        while True:
+            row = self.conn.execute(
+                "SELECT new_id FROM author_redirects WHERE old_id = ?", (author_id,)
+            ).fetchone()
+            if row is None or row[0] in seen:
+                return author_id
+            author_id = row[0]
+            seen.add(author_id)
 
-def profiles_in_block(conn: sqlite3.Connection, block: str, limit: int = 200) -> list[str]:
-    rows = conn.execute(
-        _current("author_profiles", "author_id, n_records", "block = ?")
-        + " ORDER BY n_records DESC, author_id LIMIT ?",
-        (block, block, limit),
-    )
-    return [r[0] for r in rows]
+    def get_profile_row(self, author_id: str) -> dict[str, Any] | None:
+        cols = "author_id, name, block, n_signatures, n_records, created_at, updated_at"
+        row = self.conn.execute(
+            _current("author_profiles", cols, "author_id = ?"), (author_id, author_id)
+        ).fetchone()
+        if row is None:
+            return None
+        keys = ("author_id", "name", "block", "n_signatures", "n_records", "created_at", "updated_at")
+        return dict(zip(keys, (*row[:5], unpack_time(row[5]), unpack_time(row[6])), strict=True))
 
+    def profiles_by_name(self, name_folded: str, limit: int = 50) -> list[str]:
+        """Profiles having a signature written exactly so (folded), most records first."""
+        hits = _counted("author_names", "name_folded", "author_id", "name_folded = ?")
+        rows = self.conn.execute(_by_records(hits), (name_folded, name_folded, limit))
+        return [r[0] for r in rows]
 
-def search_profiles(conn: sqlite3.Connection, words: Sequence[str], limit: int = 50) -> list[str]:
-    """Profiles with a name variant containing every word (folded, as a substring)."""
-    if not words:
-        return []
-    cond = " AND ".join("name_folded LIKE ? ESCAPE '\\'" for _ in words)
-    args: list[Any] = [
-        "%" + w.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        for w in words
-    ]
-    hits = _counted("author_names", "name_folded", "author_id", cond)
-    rows = conn.execute(_by_records(hits), [*args, *args, limit])
-    return [r[0] for r in rows]
+    def profiles_in_block(self, block: str, limit: int = 200) -> list[str]:
+        rows = self.conn.execute(
+            _current("author_profiles", "author_id, n_records", "block = ?")
+            + " ORDER BY n_records DESC, author_id LIMIT ?",
+            (block, block, limit),
+        )
+        return [r[0] for r in rows]
 
+    def search_profiles(self, words: Sequence[str], limit: int = 50) -> list[str]:
+        """Profiles with a name variant containing every word (folded, as a substring)."""
+        if not words:
+            return []
+        cond = " AND ".join("name_folded LIKE ? ESCAPE '\\'" for _ in words)
+        args: list[Any] = [
+            "%" + w.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            for w in words
+        ]
+        hits = _counted("author_names", "name_folded", "author_id", cond)
+        rows = self.conn.execute(_by_records(hits), [*args, *args, limit])
+        return [r[0] for r in rows]
 
-def add_curation(
-    conn: sqlite3.Connection,
-    action: str,
-    groups: Sequence[Sequence[str]],
-    *,
-    apart: bool,
-    args: dict[str, Any],
-    who: str,
-) -> int:
-    cur = conn.execute(
-        "INSERT INTO author_curations (action, groups, apart, args, who, at)"
-        " VALUES (?, ?, ?, ?, ?, ?)",
-        (
-            action,
-            orjson.dumps([list(g) for g in groups]).decode(),
-            int(apart),
-            orjson.dumps(args).decode(),
-            who,
-            now(),
-        ),
-    )
-    assert cur.lastrowid is not None
-    return cur.lastrowid
+    def add_curation(
+        self,
+        action: str,
+        groups: Sequence[Sequence[str]],
+        *,
+        apart: bool,
+        args: dict[str, Any],
+        who: str,
+    ) -> int:
+        cur = self.conn.execute(
+            "INSERT INTO author_curations (action, groups, apart, args, who, at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                action,
+                orjson.dumps([list(g) for g in groups]).decode(),
+                int(apart),
+                orjson.dumps(args).decode(),
+                who,
+                now(),
+            ),
+        )
+        assert cur.lastrowid is not None
+        return cur.lastrowid
 
+    def list_curations(self, after_id: int = 0) -> list[Curation]:
+        rows = self.conn.execute(
+            "SELECT id, action, groups, apart, args, who, at FROM author_curations"
+            " WHERE id > ? ORDER BY id",
+            (after_id,),
+        )
+        return [
+            Curation(i, a, orjson.loads(g), bool(p), orjson.loads(x), w, t)
+            for i, a, g, p, x, w, t in rows
+        ]
 
-def list_curations(conn: sqlite3.Connection, after_id: int = 0) -> list[Curation]:
-    rows = conn.execute(
-        "SELECT id, action, groups, apart, args, who, at FROM author_curations"
-        " WHERE id > ? ORDER BY id",
-        (after_id,),
-    )
-    return [
-        Curation(i, a, orjson.loads(g), bool(p), orjson.loads(x), w, t)
-        for i, a, g, p, x, w, t in rows
-    ]
+    def max_curation_id(self) -> int:
+        return int(self.conn.execute("SELECT COALESCE(MAX(id), 0) FROM author_curations").fetchone()[0])
 
-
-def max_curation_id(conn: sqlite3.Connection) -> int:
-    return int(conn.execute("SELECT COALESCE(MAX(id), 0) FROM author_curations").fetchone()[0])
-
-
-def record_authors(conn: sqlite3.Connection, record_key: str) -> list[dict[str, Any]]:
-    """A record's authors in order, each with the `author_id` of its profile (after
-    resolve; an empty list before)."""
-    rows = conn.execute(
-        "SELECT position, name, author_id FROM author_signatures WHERE record_key = ?"
-        " ORDER BY position",
-        (record_key,),
-    )
-    return [{"position": p, "name": n, "author_id": a} for p, n, a in rows]
+    def record_authors(self, record_key: str) -> list[dict[str, Any]]:
+        """A record's authors in order, each with the `author_id` of its profile (after
+        resolve; an empty list before)."""
+        rows = self.conn.execute(
+            "SELECT position, name, author_id FROM author_signatures WHERE record_key = ?"
+            " ORDER BY position",
+            (record_key,),
+        )
+        return [{"position": p, "name": n, "author_id": a} for p, n, a in rows]

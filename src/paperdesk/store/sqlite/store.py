@@ -23,6 +23,7 @@ import orjson
 from paperdesk.errors import NotFoundError, StoreError
 from paperdesk.model import SourceRecord
 from paperdesk.store.base import PutResult, Reject, now
+from paperdesk.store.sqlite.authors import SQLiteAuthors
 from paperdesk.store.sqlite.catalog import SQLiteCatalog
 from paperdesk.store.sqlite.connection import (
     _ASIDE_CHILD,
@@ -61,7 +62,7 @@ class SQLiteStore:
 
     dialect = "sqlite"
     runs_author_stage = True
-    """Whether the author stage (store/authors.py, raw SQLite connections) runs here."""
+    """Whether the author stage runs here (not yet on PostgreSQL)."""
 
     def __init__(self, path: str | Path, *, readonly: bool = False):
         self.path = str(path)
@@ -80,7 +81,7 @@ class SQLiteStore:
             raise StoreError(f"cannot open database {self.path}: {exc}") from exc
         self._repositories()
         # The one Python function in SQL: a full author run (and migration 038) packs each
-        # profile's members with it (SQLite-only; PostgreSQL would use array_agg).
+        # profile's members with it (SQLite-only; PostgreSQL aggregates with array_agg).
         self.conn.create_aggregate("paperdesk_pack_ids", 1, PackIds)  # type: ignore[arg-type]  # typeshed: finalize -> int; bytes work
         if self.conn.execute("PRAGMA page_count").fetchone()[0] == 0:
             # A new database gets 16 KiB pages (only possible before its first write): a
@@ -105,7 +106,14 @@ class SQLiteStore:
         """What `open_store` takes to open this store again (another process's)."""
         return self.path
 
+    @property
+    def shared(self) -> bool:
+        """Whether other processes can open views of this store (`reader()` in a worker):
+        not an in-memory database."""
+        return self.path != ":memory:"
+
     def _repositories(self) -> None:
+        self.authors = SQLiteAuthors(self.conn)
         self.works = SQLiteWorks(self.conn)
         self.subjects = SQLiteSubjects(self.conn)
         self.search = SQLiteSearch(self.conn)
