@@ -221,11 +221,18 @@ def cpu():
     return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
 
 from paperdesk.store import open_store
+from paperdesk.resolve import authors_stream
 from paperdesk.resolve.works_run import resolve_works
 from paperdesk.resolve.authors import resolve_authors
 
+if "no-author-stream" in sys.argv[3:]:  # a full author run read in one process
+    authors_stream.STREAM_MIN = 1 << 62
 with open_store(sys.argv[1]) as store:
-    for name, fn in (("works", resolve_works), ("authors", resolve_authors)):
+    for name, fn in (
+        ("works", resolve_works),
+        ("authors", resolve_authors),
+        ("authors-full", lambda s: resolve_authors(s, full=True)),
+    ):
         if name not in sys.argv[2].split(","):
             continue
         Path("/proc/self/clear_refs").write_text("5")  # reset VmHWM: per-stage peak
@@ -237,13 +244,15 @@ with open_store(sys.argv[1]) as store:
 """
 
 
-def run_child(db: Path | str, stages: str) -> dict:
+def run_child(db: Path | str, stages: str, *flags: str) -> dict:
     """`resolve_works` then `resolve_authors` (what `paperdesk resolve --no-index` calls)
     in one child process: per stage its wall time, CPU time (incl. worker processes) and
     peak RSS (that stage's own high-water mark; workers' figure is the largest so far)."""
     t0 = time.perf_counter()
     load0 = os.getloadavg()[0]
-    proc = subprocess.Popen([sys.executable, "-c", _CHILD, str(db), stages], stdout=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _CHILD, str(db), stages, *flags], stdout=subprocess.PIPE
+    )
     assert proc.stdout is not None
     rep: dict = {}
     for line in proc.stdout:  # each stage's figures as soon as it ends
@@ -392,7 +401,8 @@ def _store(args: argparse.Namespace, feed: list[dict], base: list[dict]) -> dict
 def _full(args: argparse.Namespace, truth: dict[str, int]) -> None:
     """The full resolve of the built store (and a copy of the result if asked)."""
     print(f"full resolve of {len(truth):,} records ({args.stages}):", flush=True)
-    rep = run_child(_target(args), args.stages)
+    flags = ["no-author-stream"] if args.no_author_stream else []
+    rep = run_child(_target(args), args.stages, *flags)
     show(rep, "  whole run")
     if "works" in rep:
         p, r, nw, npap = score(_target(args), truth)
@@ -498,6 +508,18 @@ def main() -> None:
         "migrations and the records' ingest are then outside the timed lock)",
     )
     ap.add_argument(
+        "--author-full",
+        action="store_true",
+        help="with --from-resolved: time a full author run (`resolve_authors(full=True)`) on "
+        "the copy instead of the day",
+    )
+    ap.add_argument(
+        "--no-author-stream",
+        action="store_true",
+        help="a full author run reads the records in one process (no streaming workers and "
+        "stage files): to see what the workers buy",
+    )
+    ap.add_argument(
         "--run-day",
         action="store_true",
         help="time the day on --db as --stage-day left it (no copy, nothing added)",
@@ -519,6 +541,11 @@ def main() -> None:
     base = feed[: -args.day // 2]
     if args.from_resolved:
         truth = _copy_resolved(args.from_resolved, args.db)
+        if args.author_full:
+            print(f"full author run of {len(truth):,} records:", flush=True)
+            flags = ["no-author-stream"] if args.no_author_stream else []
+            show(run_child(args.db, "authors-full", *flags), "  whole run")
+            return
     else:
         truth = _store(args, feed, base)
         if args.build_only:

@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -261,6 +262,55 @@ def test_sigkill_mid_resolve_then_resume(new_target: Callable[[str], str]) -> No
         assert set(done) == resolved_upto and set(done) <= changed
         resolve_works(store, batch_size=500, workers=1)
         assert store.works.assignment() == want
+
+
+AUTHORS_CHILD = """
+import sys
+from paperdesk.resolve.authors import resolve_authors
+from paperdesk.store import open_store
+with open_store(sys.argv[1]) as store:
+    resolve_authors(store)
+"""
+
+
+def _authors_state(store: Any) -> tuple[Any, ...]:
+    owners = sorted(
+        (s.sig_id, s.author_id) for p in store.authors.profile_rows()
+        for s in store.authors.signatures_of_author(p.author_id)
+    )
+    return owners, list(store.authors.profile_rows()), store.authors.count_signatures()
+
+
+@pytest.mark.slow
+def test_sigkill_mid_author_run_then_resume(new_target: Callable[[str], str]) -> None:
+    """SIGKILL the author stage at some moment of its run (on both backends): it writes in
+    one transaction, so the store holds either none of the run or all of it, and the next
+    run gives the profiles one uninterrupted run gives."""
+    from paperdesk.resolve.authors import CHECKPOINT, resolve_authors
+    from paperdesk.resolve.works_run import resolve_works
+
+    clean, killed = new_target("clean.db"), new_target("killed.db")
+    for target in (clean, killed):
+        with open_store(target) as store:
+            ingest_paths(store, [shared_file("arxiv/daily-feed-head.jsonl")])
+            resolve_works(store, workers=1)
+    with open_store(clean) as store:
+        resolve_authors(store)
+        want = _authors_state(store)
+    for wait in (0.5, 1.5, 3.0):
+        proc = subprocess.Popen([sys.executable, "-c", AUTHORS_CHILD, killed])
+        time.sleep(wait)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        with open_store(killed) as store:
+            state = _authors_state(store)
+            if store.get_checkpoint(CHECKPOINT) is None:
+                assert state[0] == [] and state[2] == 0, "half a run is stored"
+            else:
+                assert state == want
+    with open_store(killed) as store:
+        resolve_authors(store)
+        assert _authors_state(store) == want
 
 
 @pytest.mark.slow

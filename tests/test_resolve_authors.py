@@ -10,6 +10,7 @@ import json
 import random
 import sqlite3
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import astuple
 from pathlib import Path
 from typing import Any
@@ -226,12 +227,14 @@ def _records(data: LabelledSet, names: set[str]) -> list:
     return [r for r in data.records if any(a.name in names for a in r.authors)]
 
 
-def test_store_resolve_incremental_and_curations(openreview: LabelledSet, tmp_path: Path) -> None:
+def test_store_resolve_incremental_and_curations(
+    openreview: LabelledSet, new_target: Callable[[str], str]
+) -> None:
     recs = _records(openreview, {"Jun Liu", "Chelsea Finn"})
     finn = [r for r in recs if any(a.name == "Chelsea Finn" for a in r.authors)]
     late = finn[-3:]
     early = [r for r in recs if r not in late]
-    store = open_store(tmp_path / "a.db")
+    store = open_store(new_target("a.db"))
     store.put_records(early, origin="test")
     first = resolve_authors(store)
     assert first.signatures == sum(len(r.authors) for r in early)
@@ -273,7 +276,7 @@ def test_store_resolve_incremental_and_curations(openreview: LabelledSet, tmp_pa
     resolve_authors(store, full=True)  # a full re-run keeps every curation
     check()
     store.close()
-    store = open_store(tmp_path / "a.db")
+    store = open_store(new_target("a.db"))
     resolve_authors(store, full=True)
     check()
 
@@ -286,10 +289,12 @@ def test_store_resolve_incremental_and_curations(openreview: LabelledSet, tmp_pa
     store.close()
 
 
-def test_cli_author_and_authors_query(openreview: LabelledSet, tmp_path: Path) -> None:
+def test_cli_author_and_authors_query(
+    openreview: LabelledSet, new_target: Callable[[str], str]
+) -> None:
     from paperdesk.cli import main
 
-    db_path = tmp_path / "c.db"
+    db_path = new_target("c.db")
     store = open_store(db_path)
     store.put_records(_records(openreview, {"Chelsea Finn"})[:6], origin="test")
     resolve_authors(store)
@@ -339,13 +344,13 @@ def test_cluster_block_respects_constraints() -> None:
 
 
 def test_cli_author_curations_and_unknown_id(
-    tmp_path: Path, openreview: LabelledSet, monkeypatch: pytest.MonkeyPatch
+    new_target: Callable[[str], str], openreview: LabelledSet, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import json
 
     from paperdesk.cli import main
 
-    db_path = tmp_path / "d.db"
+    db_path = new_target("d.db")
     store = open_store(db_path)
     store.put_records(_records(openreview, {"Jun Liu"}), origin="test")
     resolve_authors(store)
@@ -577,7 +582,7 @@ def _owners(store) -> dict[str, str]:
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_incremental_day_agrees_with_a_full_run(
-    openreview: LabelledSet, tmp_path: Path, seed: int
+    openreview: LabelledSet, new_target: Callable[[str], str], seed: int
 ) -> None:
     """The same real records resolved in one full run, and as a store of 80 % of them plus
     an incremental day of the rest, give (nearly) the same profiles. Not exactly: a day
@@ -586,13 +591,13 @@ def test_incremental_day_agrees_with_a_full_run(
     on this input 0-3 of ~382 profiles differ. Both the agreement and the day's own
     decisions are pinned here, so a change to the incremental path shows up."""
     recs = _records(openreview, {"Jun Liu", "Chelsea Finn", "Sergey Levine", "Jian Zhang", "Yang Liu"})
-    full = open_store(tmp_path / "full.db")
+    full = open_store(new_target("full.db"))
     full.put_records(recs, origin="test")
     resolve_authors(full)
     order = list(recs)
     random.Random(seed).shuffle(order)
     cut = int(len(order) * 0.8)
-    inc = open_store(tmp_path / "inc.db")
+    inc = open_store(new_target("inc.db"))
     inc.put_records(order[:cut], origin="test")
     resolve_authors(inc)
     inc.put_records(order[cut:], origin="test")
@@ -614,13 +619,13 @@ def test_incremental_day_agrees_with_a_full_run(
 
 
 def test_profile_rows_after_a_day_equal_a_recount(
-    openreview: LabelledSet, tmp_path: Path
+    openreview: LabelledSet, new_target: Callable[[str], str]
 ) -> None:
     """A day updates the rows of profiles that only gained signatures from their stored
     variant counts (no re-read of their signatures): every row must still equal what its
     signatures say."""
     recs = _records(openreview, {"Jun Liu", "Chelsea Finn", "Sergey Levine"})
-    store = open_store(tmp_path / "r.db")
+    store = open_store(new_target("r.db"))
     store.put_records(recs[:-10], origin="test")
     resolve_authors(store)
     before = store.authors.profile_ids()
@@ -638,12 +643,12 @@ def test_profile_rows_after_a_day_equal_a_recount(
         origin="test",
     )
     assert resolve_authors(store).records == 1
-    conn = store.conn
-    assert len(db.signatures_of_records(conn, [changed.key])) == len(changed.authors) - 1
-    assert store.get_checkpoint("authors")["signatures"] == db.count_signatures(conn)
+    authors = store.authors
+    assert len(authors.signatures_of_records([changed.key])) == len(changed.authors) - 1
+    assert store.get_checkpoint("authors")["signatures"] == authors.count_signatures()
     stored = {
         p.author_id: (p.n_signatures, p.n_records, p.givens, sorted(p.variants, key=repr))
-        for p in db.profile_rows(conn)
+        for p in authors.profile_rows()
     }
     recount = {
         aid: (
@@ -652,14 +657,14 @@ def test_profile_rows_after_a_day_equal_a_recount(
             sorted({g for _, _, g, _, _ in variants if g}),
             sorted(variants, key=repr),
         )
-        for aid, variants, n_records in db.name_variants_by_author(conn)
+        for aid, variants, n_records in authors.name_variants_by_author()
     }
     assert stored == recount
     store.close()
 
 
 def test_day_in_workers_gives_the_one_process_day(
-    openreview: LabelledSet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    openreview: LabelledSet, new_target: Callable[[str], str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A day whose blocks are read, scored and clustered in worker processes stores
     exactly what the one-process day stores (signatures, profile rows, samples,
@@ -686,12 +691,12 @@ def test_day_in_workers_gives_the_one_process_day(
     monkeypatch.setattr(ctx, "solve_day", spy)
 
     def run(name: str, minimum: int, curate: bool) -> tuple[list, ...]:
-        store = open_store(tmp_path / name)
+        store = open_store(new_target(name))
         store.put_records(order[:cut], origin="test")
         resolve_authors(store)
         q = store.conn.execute
         if curate:
-            a, b = (_top(store.conn, block) for block in ("liu j", "liu y"))
+            a, b = (_top(store, block) for block in ("liu j", "liu y"))
             merge_authors(store, a, b, who="test")
         store.put_records(day, origin="test")
         monkeypatch.setattr(ctx, "DAY_MIN", minimum)
@@ -729,9 +734,11 @@ def test_day_in_workers_gives_the_one_process_day(
 # -- author_names: the name and block look-ups equal what the signature indexes answered --
 
 
-def _top(conn: sqlite3.Connection, block: str, k: int = 0) -> str:
+def _top(store: SQLiteStore, block: str, k: int = 0) -> str:
     """The profile of `block` with the k-th most signatures (ties by id)."""
-    rows = sorted((-p.n_signatures, p.author_id) for p in db.profile_rows(conn) if p.block == block)
+    rows = sorted(
+        (-p.n_signatures, p.author_id) for p in store.authors.profile_rows() if p.block == block
+    )
     return rows[k][1]
 
 
@@ -839,7 +846,7 @@ def test_author_names_stay_exact_under_every_write(openreview: LabelledSet, tmp_
     assert_names_exact(conn)
 
     def top(block: str, k: int = 0) -> str:
-        return _top(conn, block, k)
+        return _top(store, block, k)
 
     merge_authors(store, top("liu j"), top("liu y"), who="test")  # joins two blocks
     assert_names_exact(conn)
@@ -946,22 +953,22 @@ def test_day_deltas_and_their_fold_leave_the_same_store(
     assert _delta_rows(stores["kept"].conn) == 0  # a full run writes the base tables
     each(day([*order[cut:cut2], replace(first, authors=first.authors[:-1], raw=first.raw + b" x")]))
     assert _delta_rows(stores["kept"].conn) > 0
-    each(lambda s: merge_authors(s, _top(s.conn, "liu j"), _top(s.conn, "liu y"), who="t"))
+    each(lambda s: merge_authors(s, _top(s, "liu j"), _top(s, "liu y"), who="t"))
 
     def split(store: SQLiteStore) -> None:
-        finn = _top(store.conn, "finn c")
+        finn = _top(store, "finn c")
         keys = [r.record_key for r in store.authors.signatures_of_author(finn)]
         split_author(store, finn, keys[:2], who="t")
 
     each(split)
 
     def claim(store: SQLiteStore) -> None:
-        finn = _top(store.conn, "finn c")
+        finn = _top(store, "finn c")
         key = store.authors.signatures_of_author(finn)[0].record_key
         pos = next(
             r.position for r in store.authors.signatures_of_records([key]) if r.block == "finn c"
         )
-        claim_record(store, _top(store.conn, "finn c", 1), key, position=pos, who="t")
+        claim_record(store, _top(store, "finn c", 1), key, position=pos, who="t")
 
     each(claim)
     each(day(order[cut2:]))

@@ -179,6 +179,16 @@ def _snapshot(target: str) -> dict[str, object]:
             "own": [tuple(r) for r in q("SELECT id, username, data FROM user_records ORDER BY id")],
             "saved": [tuple(r) for r in q("SELECT id, name, query FROM saved_searches ORDER BY id")],
             "checkpoints": [tuple(r) for r in q("SELECT name, value FROM checkpoints ORDER BY name")],
+            "signatures": [tuple(r) for r in q(
+                "SELECT id, sig_id, author_id, name, given FROM author_signatures ORDER BY id")],
+            "profiles": [(p.author_id, p.name, p.n_records, p.reps, p.variants)
+                         for p in store.authors.profile_rows()],
+            "members": [tuple(r) for r in q(
+                "SELECT author_id, ids FROM author_members ORDER BY author_id")],
+            "author_curations": [(c.id, c.action, c.groups, c.who)
+                                 for c in store.authors.list_curations()],
+            "author_redirects": [tuple(r) for r in q(
+                "SELECT old_id, new_id FROM author_redirects ORDER BY old_id")],
         }
 
 
@@ -187,6 +197,8 @@ def test_db_copy_sqlite_to_postgresql_and_back_keeps_everything(
     tmp_path: Path, pg_url: str
 ) -> None:
     from paperdesk.desk import library
+    from paperdesk.resolve.authors import resolve_authors
+    from paperdesk.resolve.authors_curate import merge_authors
     from paperdesk.resolve.works_curate import merge_works
     from paperdesk.resolve.works_run import resolve_works
 
@@ -196,6 +208,9 @@ def test_db_copy_sqlite_to_postgresql_and_back_keeps_everything(
         resolve_works(store)
         ids = sorted({w for w in store.works.assignment().values()})[:2]
         merge_works(store, f"W{ids[0]}", f"W{ids[1]}", who="carol")
+        resolve_authors(store)
+        top = sorted(store.authors.profile_rows(), key=lambda p: (-p.n_records, p.author_id))
+        merge_authors(store, top[0].author_id, top[1].author_id, who="carol")
         curators.add_curator(store, "carol", "correct horse battery")
         curators.add_user(store, "dave", "another long password")
         library.add(store, "dave", [f"W{ids[0]}", "arxiv:2503.11677"])
@@ -226,6 +241,11 @@ def test_db_copy_sqlite_to_postgresql_and_back_keeps_everything(
         assert store.desk.add_own("dave", {"title": "2"}, "x", "2026-12-02") == 2  # next id
         saved = {row[1] for row in before["library"]}  # type: ignore[attr-defined]
         assert {i["item"] for i in library.items(store, "dave")} == saved
+        # the copied author tables carry on: a day on the copy, then a page
+        store.put_records(_records("new-a", 2), origin="f")
+        assert resolve_authors(store).records == 3  # and the one above
+        merged = {store.authors.follow_redirects(p.author_id) for p in top[:2]}
+        assert len(merged) == 1 and store.authors.get_profile_row(merged.pop())
     again = CliRunner().invoke(main, ["db", "copy", src, pg_url])
     assert again.exit_code == 1 and "already holds records" in again.output
 
@@ -311,8 +331,8 @@ def test_the_least_privileged_user_of_docs_postgresql_md_runs_the_stages(pg_url:
     try:
         with open_store(app_url) as store:
             ingest_paths(store, [shared_file("arxiv/daily-feed-head.jsonl")])
-            pipeline.run(store, ["works", "subjects"])
-            pipeline.run(store, ["works"], full=True)  # the full run's TEMP table
+            pipeline.run(store, ["works", "authors", "subjects"])
+            pipeline.run(store, ["works", "authors"], full=True)  # the full runs' TEMP tables
             assert catalog.daily(store)["works"]
             with pytest.raises(StoreError, match="must be owner of table records"):
                 store.conn.execute("DROP TABLE records")

@@ -47,8 +47,7 @@ def client(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
         # the hostile record appears on a day of its own, the day before the feed starts
         store.conn.execute("UPDATE records SET feed_date = '2025-03-17', appeared = '2025-03-17' WHERE source = 'evil'")
         resolve_works(store)
-        if store.runs_author_stage:
-            resolve_authors(store)
+        resolve_authors(store)
         update_index(store)
         curators.add_curator(store, "carol", "correct horse battery")
     settings = WebSettings(admin_token="t0ken-for-tests-only")
@@ -176,8 +175,6 @@ def test_subjects_index_and_pages(client: TestClient) -> None:
 
 
 def test_author_pages(client: TestClient) -> None:
-    if "postgresql" in str(client.app.state.stores.db):  # type: ignore[attr-defined]
-        pytest.skip("the author stage does not run on PostgreSQL yet (store/authors.py)")
     works = client.get("/index.json").json()["works"]
     author = next(a for w in works for a in w["authors"] if a["author_id"])
     data = client.get(f"/authors/{author['author_id']}.json").json()

@@ -442,6 +442,4 @@ def author_search(store: SQLiteStore, query: str, limit: int = 50) -> dict[str, 
         return {"query": "", "authors": []}
     if len(query) > 200:
         raise QueryError("author queries are limited to 200 characters")
-    if not store.runs_author_stage:  # no profiles on this backend yet (PostgreSQL)
-        return {"query": query, "authors": []}
     return {"query": query, "authors": search_authors(store, query, limit=limit)}

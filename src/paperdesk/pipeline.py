@@ -52,11 +52,7 @@ def works(store: SQLiteStore, full: bool, note: Callable[[dict[str, Any]], None]
 
 
 def authors(store: SQLiteStore, full: bool, note: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
-    """Signatures -> author profiles (`resolve_authors`). Skipped, saying so, on a store
-    whose backend cannot run it yet (PostgreSQL: the author stage still works on raw
-    SQLite connections and side files, see docs/architecture.md)."""
-    if not store.runs_author_stage:
-        return {"skipped": f"the author stage does not run on {store.dialect} yet"}
+    """Signatures -> author profiles (`resolve_authors`)."""
     from paperdesk.resolve.authors import resolve_authors
 
     return resolve_authors(store, full=full).to_dict()

@@ -30,6 +30,7 @@ from paperdesk import settings
 from paperdesk.errors import StoreError
 from paperdesk.model import SourceRecord
 from paperdesk.store.base import now
+from paperdesk.store.postgres.authors import PGAuthors
 from paperdesk.store.postgres.connection import PGConn, database, describe
 from paperdesk.store.postgres.repositories import PGSearch, PGSubjects, PGWorks, changed_pages
 from paperdesk.store.sqlite.catalog import SQLiteCatalog
@@ -69,9 +70,6 @@ class PGStore(SQLiteStore):
     """A store in a PostgreSQL database. Construct with `open_store(url)`."""
 
     dialect = "postgresql"
-    runs_author_stage = False
-    """store/authors.py and store/sqlite/authors_stage.py still use raw SQLite connections,
-    temporary tables per connection, ATTACHed stage files and `paperdesk_pack_ids`."""
 
     def __init__(self, url: str, *, readonly: bool = False, migrate: bool = True):
         # No SQLiteStore.__init__: it opens a SQLite file.
@@ -98,6 +96,7 @@ class PGStore(SQLiteStore):
         return self.known_payloads(pairs)
 
     def _repositories(self) -> None:
+        self.authors = PGAuthors(self.conn)
         self.works = PGWorks(self.conn)
         self.subjects = PGSubjects(self.conn)
         self.search = PGSearch(self.conn)

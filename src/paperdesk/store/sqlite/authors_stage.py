@@ -114,7 +114,7 @@ class AuthorStage(AuthorTables):
             self._count(self._counted_rows(_STAGED, ()), 1)
 
     # -- a full run's streaming workers: each reads its share, stages rows in a file ------
-    def open_parts(self, parts: int) -> FileParts:
+    def open_parts(self, parts: int) -> PartStage:
         """`parts` stage files in a temporary folder beside the store file."""
         where = self.conn.execute("PRAGMA database_list").fetchone()[2]
         tmp = tempfile.TemporaryDirectory(prefix="paperdesk-authors-", dir=Path(where).parent)

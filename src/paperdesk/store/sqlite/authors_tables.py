@@ -135,6 +135,8 @@ class AuthorTables:
     reader). Writes run inside the caller's `store.transaction()`."""
 
     _IN_IDS = _IN_IDS
+    _VARIANT_ORDER = "author_id"
+    """A profile's variants come in group order (SQLite sorts the groups by their key)."""
 
     def __init__(self, conn: Any):
         self.conn = conn
@@ -251,7 +253,7 @@ class AuthorTables:
         self.conn.executemany("DELETE FROM author_members WHERE author_id = ?", gone)
         self.conn.executemany("DELETE FROM author_members_delta WHERE author_id = ?", gone)
 
-    def _members_rebuild(self) -> None:
+    def _members_rebuild(self) -> None:  # PostgreSQL: `PGAuthors._members_rebuild`
         """`author_members` packed again from every signature (after a bulk write)."""
         self.conn.execute("DELETE FROM author_members")
         self.conn.execute("DELETE FROM author_members_delta")
@@ -276,7 +278,7 @@ class AuthorTables:
         """Every (name or block, profile, signatures) that `author_names` or `author_blocks`
         (`table`) holds now, its delta added, in key order (tests and checks)."""
         column = _COUNTED[table]
-        sql = _counted(table, column, f"{column}, author_id, SUM(n)", "1")
+        sql = _counted(table, column, f"{column}, author_id, SUM(n)", "1 = 1")
         return self.conn.execute(f"{sql} ORDER BY {column}, author_id").fetchall()
 
     def _names_change(self, deltas: dict[NameKey, int]) -> None:
@@ -395,7 +397,7 @@ class AuthorTables:
             )
 
         if author_ids is None:
-            sql = _current("author_profiles", _PROFILE_COLS, "1") + " ORDER BY author_id"
+            sql = _current("author_profiles", _PROFILE_COLS, "1 = 1") + " ORDER BY author_id"
             yield from map(decode, self.conn.execute(sql))
             return
         for chunk in _chunks(sorted(set(author_ids))):
@@ -611,7 +613,7 @@ class AuthorTables:
         rows = self.conn.execute(
             "SELECT author_id, name, name_folded, given, block, COUNT(*)"  # noqa: S608
             f" FROM author_signatures{where} GROUP BY author_id, name, name_folded, given, block"
-            " ORDER BY author_id",
+            f" ORDER BY {self._VARIANT_ORDER}",
             args,
         )
         current: str | None = None

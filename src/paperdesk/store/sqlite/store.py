@@ -61,8 +61,6 @@ class SQLiteStore:
     """The default backend. Construct with `open_store(path)`."""
 
     dialect = "sqlite"
-    runs_author_stage = True
-    """Whether the author stage runs here (not yet on PostgreSQL)."""
 
     def __init__(self, path: str | Path, *, readonly: bool = False):
         self.path = str(path)
