@@ -3,8 +3,9 @@
 The differential check of the author repository's two backends: the committed feed slice
 through a full run (SQLite streaming it in worker processes with per-worker stage files,
 PostgreSQL reading it in one process), an incremental day solved in forked workers, and a
-merge and a split, must leave the same signatures, profile rows, member lists, name and
-block counts, samples and redirects, and answer the same look-ups and pages.
+merge and a split (the first folding the day's deltas), must leave the same signatures,
+profile rows, member lists, name and block counts, samples and redirects, and answer the
+same look-ups and pages.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from paperdesk.resolve.authors_curate import merge_authors, split_author
 from paperdesk.resolve.authors_profiles import find_authors, profile, search_authors
 from paperdesk.store import open_store
 from paperdesk.store.base import Store
+from paperdesk.store.sqlite import authors_tables as tables
 from paperdesk.store.sqlite import unpack_ids
 
 
@@ -72,6 +74,8 @@ def test_postgresql_gives_the_author_profiles_sqlite_gives(
     day_file.write_bytes(b"".join(day_lines))
     monkeypatch.setattr(authors_stream, "STREAM_MIN", 0)  # SQLite's full run in workers
     monkeypatch.setattr(authors_context, "DAY_MIN", 1)  # and both days in workers
+    monkeypatch.setattr(tables, "FOLD_MIN", 0)  # the runs after the day fold its deltas
+    monkeypatch.setattr(tables, "FOLD_SHARE", 10**6)
     seen: list[dict[str, Any]] = []
     for target in (str(tmp_path / "same.db"), pg_url):
         with open_store(target) as store:
@@ -87,6 +91,7 @@ def test_postgresql_gives_the_author_profiles_sqlite_gives(
                 by_block.setdefault(p.block, []).append(p)
             block = max(by_block, key=lambda b: (len(by_block[b]), b))
             a, b = sorted(by_block[block], key=lambda p: (-p.n_records, p.author_id))[:2]
+            assert store.authors.deltas_due()
             merged = merge_authors(store, a.author_id, b.author_id, who="carol")["author_id"]
             assert merged is not None
             keys = sorted({s.record_key for s in store.authors.signatures_of_author(merged)})
