@@ -156,6 +156,10 @@ class PGAuthors(SQLiteAuthors):
         if bulk:
             self._names_rebuild()
             self._members_rebuild()
+            # Tables just filled whole: statistics now, not when autovacuum comes round
+            # (the run's later look-ups by id and block would otherwise scan them).
+            for table in ("author_signatures", "author_names", "author_blocks", "author_members"):
+                self.conn.raw(f"ANALYZE {table}")
         else:
             self._count(self._counted_rows("sig_id IN (SELECT sig_id FROM author_stage)", ()), 1)
 
