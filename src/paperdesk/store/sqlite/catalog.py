@@ -98,7 +98,7 @@ class SQLiteCatalog:
         else:
             wid, join = "r.key", ""
         codes = (  # the JSON array as text, each backend's way
-            "convert_from(r.data, 'UTF8')::jsonb ->> 'categories'"
+            "convert_from(r.data, 'UTF8')::json ->> 'categories'"  # json: parsed once, not built
             if getattr(conn, "dialect", "sqlite") == "postgresql"
             else "json_extract(CAST(r.data AS TEXT), '$.categories')"
         )
