@@ -1,22 +1,31 @@
-"""Recommendation quality and speed: paperdesk's per-user model (`paperdesk.desk.model`)
-beside arxiv-sanity-lite's recipe, on the same users, in one run.
+"""Recommendation quality and speed: paperdesk's per-user model (`paperdesk.desk.model`,
+its text features `paperdesk.desk.features`) beside arxiv-sanity-lite's recipe, on the
+same users.
 
 Users come from the shared arXiv feed (issue 20): an author name with 5-60 papers before
 the cut date and at least 2 after it is a user; their papers before the cut, with their
 own name removed from each entry, are the library; their papers after it are the
 targets; every paper after the cut is a candidate. A third of the users (by a hash of
-the name) are held out: weights are tuned (`--tune`) on the others only, and both groups
-are reported.
+the name) are held out: weights are tuned (`--tune`) on the others only, and the
+held-out users' figures are computed only when asked (`--held-out`), so that tuning
+never sees them.
 
 The anchor is arxiv-sanity-lite's recipe: tf-idf over title, abstract and author names
-(uni+bigrams, 20k features, its compute.py settings), `LinearSVC(C=0.01,
+(uni+bigrams, 20k features, min_df 5, max_df 0.1: its compute.py defaults since it has
+20k features; the first runs here used max_df 0.5, an older default), `LinearSVC(C=0.01,
 class_weight="balanced")` trained with the library positive and every other paper of the
-feed negative, candidates ranked by the decision function.
+feed negative, candidates ranked by the decision function. It takes 10-20 s a user, so
+each user's ranks are kept in `--anchor-cache` (one JSON file per user, keyed by the
+recipe, the cut and the user's papers) and `--anchor-budget SECONDS` stops training new
+ones after that long: run it again to resume (the fitted tf-idf is cached there too).
+Only users whose anchor ranks are cached are compared side by side.
 
-Prints recall@100 (mean over users) and the median rank of the targets for both, and the
-time to train one user's model and rank a month of candidates.
+Prints recall@100 (mean over users) and the median rank of the targets for both, how many
+users each side wins, and the time to train one user's model and rank a month of
+candidates (from stored counts, as `paperdesk recommend` does).
 
-    python bench/recommend.py [--shared ../shared/data] [--users 150] [--tune]
+    python bench/recommend.py [--shared ../shared/data] [--users 150] [--tune] [--held-out]
+        [--anchor-budget 800] [--no-anchor | --anchor-only]
 """
 
 from __future__ import annotations
@@ -25,12 +34,14 @@ import argparse
 import gzip
 import hashlib
 import json
+import pickle
 import re
 import statistics
 import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -39,11 +50,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from paperdesk.desk import features as F  # noqa: E402
 from paperdesk.desk import model as M  # noqa: E402
 
 FEED = "arxiv/daily-feed-2025-03-to-2026-04.jsonl.gz"
 ARXIV_CODE = re.compile(r"^[a-z-]+(?:\.[A-Za-z-]+)?$")
 K = 100
+ANCHOR = "asl-tfidf-20k-12-min5-max0.1-linearsvc-c0.01-balanced-tol1e-6-v1"
+"""The anchor recipe's name in its cache keys (change it if the recipe changes)."""
 
 
 def load(shared: Path) -> list[M.Doc]:
@@ -62,7 +76,7 @@ def h(name: str) -> int:
     return int(hashlib.sha1(name.encode()).hexdigest()[:8], 16)
 
 
-def make_users(docs: list[M.Doc], cut: str, n: int) -> list[dict]:
+def make_users(docs: list[M.Doc], cut: str, n: int) -> list[dict[str, Any]]:
     before: dict[str, list[int]] = {}
     after: dict[str, list[int]] = {}
     for i, d in enumerate(docs):
@@ -85,11 +99,176 @@ def ranks_of(scores: np.ndarray, targets: list[int]) -> list[int]:
     return [int((scores > scores[t]).sum() + (scores == scores[t]).sum()) for t in targets]
 
 
-def summarise(label: str, per_user: list[tuple[float, list[int]]]) -> dict[str, float]:
-    recall = statistics.fmean(r for r, _ in per_user) if per_user else 0.0
-    all_ranks = [x for _, rs in per_user for x in rs]
-    med = statistics.median(all_ranks) if all_ranks else 0.0
-    return {"label": label, "users": len(per_user), "recall@100": round(recall, 4), "median_rank": med}
+def recall(ranks: list[int]) -> float:
+    return sum(r <= K for r in ranks) / len(ranks)
+
+
+def summarise(per_user: list[list[int]]) -> dict[str, float]:
+    recalls = [recall(rs) for rs in per_user]
+    all_ranks = [x for rs in per_user for x in rs]
+    return {"users": len(per_user), "recall@100": round(statistics.fmean(recalls), 4) if recalls else 0.0,
+            "median_rank": statistics.median(all_ranks) if all_ranks else 0.0}
+
+
+# -- the anchor: arxiv-sanity-lite, cached per user ---------------------------------------
+
+def anchor_key(u: dict[str, Any], docs: list[M.Doc], cut: str) -> str:
+    ids = ",".join(docs[i].ref for i in sorted(u["lib"])) + "|" + ",".join(docs[i].ref for i in sorted(u["targets"]))
+    return hashlib.sha1(f"{ANCHOR}|{cut}|{len(docs)}|{u['name']}|{ids}".encode()).hexdigest()[:16]
+
+
+def asl_text(d: M.Doc) -> str:
+    return " ".join([d.title, d.abstract, " ".join(d.authors)])
+
+
+def anchor_space(docs: list[M.Doc], cache: Path) -> tuple[Any, sp.csr_matrix, float]:
+    """arxiv-sanity-lite's compute.py tf-idf, fitted on every paper (cached: ~1-2 min)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    tag = hashlib.sha1(f"{ANCHOR}|{len(docs)}|{docs[0].ref}|{docs[-1].ref}".encode()).hexdigest()[:12]
+    path = cache / f"space-{tag}.pickle"
+    if path.exists():
+        with path.open("rb") as f:
+            vec, xa = pickle.load(f)  # noqa: S301 - our own cache file
+        return vec, xa, 0.0
+    t = time.perf_counter()
+    vec = TfidfVectorizer(input="content", encoding="utf-8", decode_error="replace", strip_accents="unicode",
+                          lowercase=True, analyzer="word", stop_words="english",
+                          token_pattern=r"(?u)\b[a-zA-Z_][a-zA-Z0-9_]+\b", ngram_range=(1, 2),
+                          max_features=20000, norm="l2", use_idf=True, smooth_idf=True, sublinear_tf=True,
+                          max_df=0.1, min_df=5)
+    xa = vec.fit_transform([asl_text(d) for d in docs]).astype(np.float32).tocsr()
+    took = time.perf_counter() - t
+    vec.stop_words_ = None  # the pruned terms: not needed to transform, huge to pickle
+    cache.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as f:
+        pickle.dump((vec, xa), f)
+    return vec, xa, took
+
+
+def run_anchor(users: list[dict[str, Any]], docs: list[M.Doc], cand: list[int], cut: str, cache: Path,
+               budget: float) -> dict[str, dict[str, Any]]:
+    """name → {"ranks", "seconds"} for every user whose anchor ranking is cached, training
+    the missing ones until `budget` seconds have passed."""
+    from sklearn import svm
+
+    cache.mkdir(parents=True, exist_ok=True)
+    out: dict[str, dict[str, Any]] = {}
+    todo = []
+    for u in users:
+        p = cache / f"user-{anchor_key(u, docs, cut)}.json"
+        if p.exists():
+            out[u["name"]] = json.loads(p.read_text())
+        else:
+            todo.append((u, p))
+    print(f"anchor: {len(out)} users cached, {len(todo)} to train (budget {budget:.0f} s)", flush=True)
+    if not todo or budget <= 0:
+        return out
+    start = time.perf_counter()
+    vec, xa, took = anchor_space(docs, cache)
+    print(f"anchor: tf-idf of every paper {'cached' if not took else f'{took:.1f} s'}", flush=True)
+    pos_of = {j: p for p, j in enumerate(cand)}
+    cand_arr = np.array(cand)
+    for n, (u, p) in enumerate(todo):
+        if time.perf_counter() - start > budget:
+            print(f"anchor: budget spent, {len(todo) - n} users left for the next run", flush=True)
+            break
+        t = time.perf_counter()
+        lib_rows = vec.transform([asl_text(without(docs[i], u["name"])) for i in u["lib"]]).astype(np.float32)
+        keep = np.ones(len(docs), dtype=bool)
+        keep[u["lib"]] = False
+        xu = sp.vstack([xa[keep], lib_rows]).tocsr()
+        y = np.r_[np.zeros(int(keep.sum())), np.ones(len(u["lib"]))]
+        clf = svm.LinearSVC(class_weight="balanced", verbose=False, max_iter=10000, tol=1e-6, C=0.01)
+        clf.fit(xu, y)
+        s = clf.decision_function(xa[cand_arr])
+        res = {"name": u["name"], "ranks": ranks_of(s, [pos_of[t_] for t_ in u["targets"]]),
+               "seconds": round(time.perf_counter() - t, 2)}
+        p.write_text(json.dumps(res))
+        out[u["name"]] = res
+        if n % 10 == 9:
+            print(f"  anchor: {n + 1} trained, {res['seconds']:.1f} s the last", flush=True)
+    return out
+
+
+# -- paperdesk ------------------------------------------------------------------------
+
+class Mine:
+    """paperdesk's side: every paper's term counts once (as `desk_features` keeps them),
+    the candidates' space fitted on theirs, each user's profile from their library."""
+
+    def __init__(self, docs: list[M.Doc], cand: list[int], embed: bool):
+        self.docs = docs
+        t = time.perf_counter()
+        self.terms = F.term_counts([d.text for d in docs])
+        self.t_counts = time.perf_counter() - t
+        self.E: np.ndarray | None = None
+        if embed:
+            from _embcache import embed_cached
+            from paperdesk.search.embed import doc_text, make_embedder
+
+            emb = make_embedder("minilm-l6-static-full")
+            E, _ = embed_cached(emb, [doc_text(d.title, d.abstract) for d in docs], "recommend-feed")
+            self.E = E.astype(np.float32)
+        self.pool, self.space = self.pool_of(cand)
+
+    def pool_of(self, idx: list[int]) -> tuple[M.Pool, F.TextSpace]:
+        t = self.terms.take(idx)
+        space = F.space_for(t)
+        return M.Pool.build([self.docs[i] for i in idx], space.transform(t),
+                            None if self.E is None else self.E[idx]), space
+
+    def profile(self, u: dict[str, Any], space: F.TextSpace) -> M.Profile:
+        lib = [without(self.docs[i], u["name"]) for i in u["lib"]]
+        return M.Profile.build(lib, space.transform(self.terms.take(u["lib"])),
+                               None if self.E is None else self.E[u["lib"]])
+
+
+GRID = {"authors": (2.0, 4.0, 6.0, 8.0, 12.0), "embedding": (0.0, 0.25, 0.5, 1.0, 1.5),
+        "text": (0.5, 1.0, 1.5), "top_share": (0.25, 0.5, 0.75), "rocchio": (0.0, 0.5, 1.0),
+        "author_keys": (0.0, 0.5, 1.0)}
+"""The weights `--tune` searches, one at a time from the model's (two passes)."""
+
+
+def tune(mine: Mine, users: list[dict[str, Any]], pos_of: dict[int, int]) -> dict[str, float]:
+    """Weights by recall@100 on `users` (the tuning users only): coordinate search over
+    `GRID` from the model's weights, keeping a change only when recall rises."""
+    sigs = [(M.signals(mine.profile(u, mine.space), mine.pool), [pos_of[t] for t in u["targets"]]) for u in users]
+
+    def value(w: dict[str, float]) -> dict[str, float]:
+        return summarise([ranks_of(M.combine(sg, w).scores, ts) for sg, ts in sigs])
+
+    best = {k: M.WEIGHTS[k] for k in GRID}
+    best_r = value(best)
+    print(f"  tune start {best}: recall@100 {best_r['recall@100']:.4f} median {best_r['median_rank']}", flush=True)
+    for _ in range(2):
+        for key, values in GRID.items():
+            for v in values:
+                if v == best[key]:
+                    continue
+                trial = {**best, key: v}
+                r = value(trial)
+                if r["recall@100"] > best_r["recall@100"]:
+                    best, best_r = trial, r
+                    print(f"  tune {key}={v}: recall@100 {r['recall@100']:.4f} median {r['median_rank']}", flush=True)
+    print(f"  tune end: recall@100 {best_r['recall@100']:.4f} median {best_r['median_rank']}", flush=True)
+    return best
+
+
+def compare(label: str, users: list[dict[str, Any]], ours: dict[str, list[int]],
+            anchor: dict[str, dict[str, Any]]) -> None:
+    both = [u for u in users if u["name"] in anchor]
+    if not both:
+        print(f"{label:<10} {len(users):>5} | {summarise([ours[u['name']] for u in users])['recall@100']:>15.4f}"
+              " | no anchor ranks cached")
+        return
+    a = summarise([ours[u["name"]] for u in both])
+    b = summarise([anchor[u["name"]]["ranks"] for u in both])
+    ratio = a["recall@100"] / b["recall@100"] if b["recall@100"] else float("inf")
+    diff = [recall(ours[u["name"]]) - recall(anchor[u["name"]]["ranks"]) for u in both]
+    print(f"{label:<10} {a['users']:>5} | {a['recall@100']:>15.4f} {a['median_rank']:>11} | "
+          f"{b['recall@100']:>12.4f} {b['median_rank']:>11} | {ratio:.2f}x | "
+          f"wins {sum(d > 0 for d in diff)}, ties {sum(d == 0 for d in diff)}, losses {sum(d < 0 for d in diff)}")
 
 
 def main() -> None:
@@ -97,9 +276,14 @@ def main() -> None:
     ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared" / "data")
     ap.add_argument("--cut", default="2026-03-01")
     ap.add_argument("--users", type=int, default=150)
-    ap.add_argument("--anchor-users", type=int, default=None, help="anchor on the first N users only")
     ap.add_argument("--no-embed", action="store_true")
     ap.add_argument("--tune", action="store_true", help="grid-search the weights on the tuning users")
+    ap.add_argument("--held-out", action="store_true", help="also rank the held-out users (report them once)")
+    ap.add_argument("--no-anchor", action="store_true", help="compare with cached anchor ranks only")
+    ap.add_argument("--anchor-only", action="store_true", help="train anchor users (resume), then stop")
+    ap.add_argument("--anchor-cache", type=Path, default=Path("/tmp/paperdesk-bench-cache/recommend-anchor"))
+    ap.add_argument("--anchor-budget", type=float, default=800.0,
+                    help="seconds to spend training anchor users not cached yet")
     args = ap.parse_args()
 
     t0 = time.perf_counter()
@@ -107,135 +291,60 @@ def main() -> None:
     users = make_users(docs, args.cut, args.users)
     cand = [i for i, d in enumerate(docs) if (d.date or "") >= args.cut]
     pos_of = {j: p for p, j in enumerate(cand)}
-    month = [i for i in cand if (docs[i].date or "") < args.cut[:5] + f"{int(args.cut[5:7]) + 1:02d}"]
-    print(f"{len(docs)} papers, {len(cand)} candidates after {args.cut} ({len(month)} in its month), "
-          f"{len(users)} users ({sum(u['held_out'] for u in users)} held out); load {time.perf_counter() - t0:.1f} s",
-          flush=True)
-
-    # -- paperdesk: the shared spaces --------------------------------------------------
-    t = time.perf_counter()
-    vec = M.vectorizer()
-    X = vec.fit_transform([d.text for d in docs]).tocsr()
-    t_text = time.perf_counter() - t  # (fitted each run: the month's transform below needs it)
-    E = None
-    if not args.no_embed:
-        from _embcache import embed_cached
-        from paperdesk.search.embed import doc_text, make_embedder
-
-        emb = make_embedder("minilm-l6-static-full")
-        E, _ = embed_cached(emb, [doc_text(d.title, d.abstract) for d in docs], "recommend-feed")
-        E = E.astype(np.float32)
-    print(f"tf-idf of every paper {t_text:.1f} s; embeddings {'off' if E is None else E.shape}", flush=True)
-    pool = M.Pool.build([docs[i] for i in cand], X[cand], None if E is None else E[cand])
-    t = time.perf_counter()
-    Xm = vec.transform([docs[i].text for i in month])
-    t_month_text = time.perf_counter() - t
-    month_pool = M.Pool.build([docs[i] for i in month], Xm.tocsr(), None if E is None else E[month])
-
-    def mine(u: dict, weights: dict[str, float] | None = None, on: M.Pool = pool) -> M.Scored:
-        lib = [without(docs[i], u["name"]) for i in u["lib"]]
-        prof = M.Profile.build(lib, X[u["lib"]], None if E is None else E[u["lib"]])
-        return M.score(prof, on, weights)
-
-    def evaluate(weights: dict[str, float] | None, group: list[dict]) -> list[tuple[float, list[int]]]:
-        out = []
-        for u in group:
-            s = mine(u, weights).scores
-            rs = ranks_of(s, [pos_of[t] for t in u["targets"]])
-            out.append((sum(r <= K for r in rs) / len(rs), rs))
-        return out
-
+    next_month = args.cut[:5] + f"{int(args.cut[5:7]) + 1:02d}"
+    month = [i for i in cand if (docs[i].date or "") < next_month]
     tuning = [u for u in users if not u["held_out"]]
     held = [u for u in users if u["held_out"]]
-    weights: dict[str, float] | None = None
-    if args.tune:  # on the tuning users only; the held-out users never see this
-        grid = [{"authors": a, "embedding": e, "subjects": s_}
-                for a in (1.0, 2.0, 4.0) for e in (0.5, 1.0) for s_ in (0.0, 0.5)]
-        best: tuple[float, dict[str, float]] | None = None
-        for g in grid:
-            r = summarise("tune", evaluate(g, tuning))
-            print(f"  tune {g}: recall@100 {r['recall@100']:.4f} median {r['median_rank']}", flush=True)
-            if best is None or r["recall@100"] > best[0]:
-                best = (r["recall@100"], g)
-        assert best is not None
-        weights = best[1]
-        print(f"chosen on the tuning users: {weights} (recall@100 {best[0]:.4f})", flush=True)
+    print(f"{len(docs)} papers, {len(cand)} candidates after {args.cut} ({len(month)} in its month), "
+          f"{len(users)} users ({len(held)} held out); load {time.perf_counter() - t0:.1f} s", flush=True)
 
+    anchor = run_anchor(users, docs, cand, args.cut, args.anchor_cache, 0.0 if args.no_anchor else args.anchor_budget)
+    if args.anchor_only:
+        print(f"anchor: {len(anchor)} of {len(users)} users cached")
+        return
+
+    mine = Mine(docs, cand, not args.no_embed)
+    print(f"term counts of every paper {mine.t_counts:.1f} s; embeddings {'off' if mine.E is None else mine.E.shape}",
+          flush=True)
+    weights: dict[str, float] | None = tune(mine, tuning, pos_of) if args.tune else None
+    if weights:
+        print(f"chosen on the tuning users: {weights}", flush=True)
+    ranked = tuning + (held if args.held_out else [])
     t = time.perf_counter()
-    res_mine = {"tuning": evaluate(weights, tuning), "held_out": evaluate(weights, held)}
+    ours = {u["name"]: ranks_of(M.score(mine.profile(u, mine.space), mine.pool, weights).scores,
+                                [pos_of[x] for x in u["targets"]]) for u in ranked}
     t_mine = time.perf_counter() - t
-    for g in ("tuning", "held_out"):
-        r = summarise(g, res_mine[g])
-        print(f"paperdesk {g}: recall@100 {r['recall@100']:.4f}, median rank {r['median_rank']}", flush=True)
-    # speed: one user's model trained and a month of candidates ranked, per user
-    times = []
-    for u in users[:50]:
-        t = time.perf_counter()
-        s = mine(u, weights, on=month_pool)
-        M.top(s, K)
-        times.append(time.perf_counter() - t)
-
-    # -- the anchor: arxiv-sanity-lite --------------------------------------------------
-    from sklearn import svm
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
-    t = time.perf_counter()
-    asl = TfidfVectorizer(input="content", encoding="utf-8", decode_error="replace", strip_accents="unicode",
-                          lowercase=True, analyzer="word", stop_words="english",
-                          token_pattern=r"(?u)\b[a-zA-Z_][a-zA-Z0-9_]+\b", ngram_range=(1, 2),
-                          max_features=20000, norm="l2", use_idf=True, smooth_idf=True, sublinear_tf=True,
-                          max_df=0.5, min_df=5)
-
-    def asl_text(d: M.Doc) -> str:
-        return " ".join([d.title, d.abstract, " ".join(d.authors)])
-
-    XA = asl.fit_transform([asl_text(d) for d in docs]).astype(np.float32).tocsr()
-    t_asl_text = time.perf_counter() - t
-    if args.anchor_users is None:
-        anchor_users = users
-    else:  # the same share of held-out users as in all
-        n_held = round(args.anchor_users * len(held) / max(1, len(users)))
-        anchor_users = tuning[: args.anchor_users - n_held] + held[:n_held]
-    res_asl: dict[str, list[tuple[float, list[int]]]] = {"tuning": [], "held_out": []}
-    asl_times = []
-    cand_arr = np.array(cand)
-    for n, u in enumerate(anchor_users):
-        t = time.perf_counter()
-        lib_rows = asl.transform([asl_text(without(docs[i], u["name"])) for i in u["lib"]]).astype(np.float32)
-        keep = np.ones(len(docs), dtype=bool)
-        keep[u["lib"]] = False
-        Xu = sp.vstack([XA[keep], lib_rows]).tocsr()
-        y = np.r_[np.zeros(int(keep.sum())), np.ones(len(u["lib"]))]
-        clf = svm.LinearSVC(class_weight="balanced", verbose=False, max_iter=10000, tol=1e-6, C=0.01)
-        clf.fit(Xu, y)
-        s = clf.decision_function(XA[cand_arr])
-        asl_times.append(time.perf_counter() - t)
-        rs = ranks_of(s, [pos_of[t_] for t_ in u["targets"]])
-        res_asl["held_out" if u["held_out"] else "tuning"].append((sum(r <= K for r in rs) / len(rs), rs))
-        if n % 10 == 9:
-            done = res_asl["tuning"] + res_asl["held_out"]
-            print(f"  anchor: {n + 1}/{len(anchor_users)} users, {statistics.fmean(asl_times):.2f} s each, "
-                  f"recall@100 so far {statistics.fmean(r for r, _ in done):.4f}", flush=True)
 
     print()
     print(f"{'group':<10} {'users':>5} | {'paperdesk R@100':>15} {'median rank':>11} | "
-          f"{'anchor R@100':>12} {'median rank':>11} | ratio")
-    names = {id(u) for u in anchor_users}
-    for group in ("tuning", "held_out", "all"):
-        mine_g = res_mine["tuning"] + res_mine["held_out"] if group == "all" else res_mine[group]
-        src = tuning + held if group == "all" else (tuning if group == "tuning" else held)
-        mine_g = [r for r, u in zip(mine_g, src, strict=True) if id(u) in names]  # same users as the anchor
-        asl_g = res_asl["tuning"] + res_asl["held_out"] if group == "all" else res_asl[group]
-        a, b = summarise(group, mine_g), summarise(group, asl_g)
-        ratio = a["recall@100"] / b["recall@100"] if b["recall@100"] else float("inf")
-        print(f"{group:<10} {a['users']:>5} | {a['recall@100']:>15.4f} {a['median_rank']:>11} | "
-              f"{b['recall@100']:>12.4f} {b['median_rank']:>11} | {ratio:.2f}x")
+          f"{'anchor R@100':>12} {'median rank':>11} | ratio | per user (paperdesk vs anchor)")
+    compare("tuning", tuning, ours, anchor)
+    if args.held_out:
+        compare("held_out", held, ours, anchor)
+        compare("all", users, ours, anchor)
+    quart = [round(float(q), 3) for q in np.quantile([recall(ours[u["name"]]) for u in ranked], [0.1, 0.25, 0.5, 0.75])]
+    print(f"paperdesk per-user recall@100, 10/25/50/75th percentiles: {quart}")
+    if anchor:
+        aq = [round(float(q), 3) for q in np.quantile([recall(a["ranks"]) for a in anchor.values()], [0.1, 0.25, 0.5, 0.75])]
+        print(f"anchor per-user recall@100 ({len(anchor)} users), same percentiles: {aq}")
+
+    # speed: the month's candidates from stored counts (fit the space, transform), once;
+    # then per user: their profile (library transformed) and the ranking of the month
+    t = time.perf_counter()
+    month_pool, month_space = mine.pool_of(month)
+    t_month = time.perf_counter() - t
+    times = []
+    for u in users[:50]:
+        t = time.perf_counter()
+        M.top(M.score(mine.profile(u, month_space), month_pool, weights), K)
+        times.append(time.perf_counter() - t)
     print()
-    print(f"paperdesk: train + rank a month ({len(month)} candidates), per user: median "
-          f"{statistics.median(times) * 1000:.0f} ms, max {max(times) * 1000:.0f} ms "
-          f"(the month's tf-idf, shared by all users: {t_month_text * 1000:.0f} ms)")
-    print(f"paperdesk: all {len(users)} users over {len(cand)} candidates: {t_mine:.1f} s")
-    print(f"anchor: tf-idf {t_asl_text:.1f} s; train + rank per user: median {statistics.median(asl_times):.2f} s")
+    print(f"paperdesk: a month's {len(month)} candidates from stored counts (space + tf-idf): {t_month * 1000:.0f} ms; "
+          f"then train + rank per user: median {statistics.median(times) * 1000:.0f} ms, max {max(times) * 1000:.0f} ms")
+    print(f"paperdesk: {len(ranked)} users over {len(cand)} candidates: {t_mine:.1f} s")
+    if anchor:
+        secs = [a["seconds"] for a in anchor.values()]
+        print(f"anchor: train + rank per user: median {statistics.median(secs):.2f} s ({len(secs)} users)")
     counts = Counter(len(u["lib"]) for u in users)
     print(f"library sizes: median {statistics.median(len(u['lib']) for u in users)}, "
           f"targets median {statistics.median(len(u['targets']) for u in users)}; {len(counts)} sizes")

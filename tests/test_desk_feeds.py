@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from conftest import BACKENDS, PGSchemas
 from loopback import feed_store, free_port
 from paperdesk.cli import main
 from paperdesk.desk import feeds
@@ -24,10 +25,13 @@ from paperdesk.store import curators, open_store
 PASSWORD = "correct horse battery"
 
 
-@pytest.fixture(scope="module")
-def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+@pytest.fixture(scope="module", params=BACKENDS)
+def db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path | str:
+    """A resolved, indexed feed store with three users: SQLite, then PostgreSQL."""
+    schemas = PGSchemas()
+    request.addfinalizer(schemas.close)
     tmp = tmp_path_factory.mktemp("feeds")
-    path = feed_store(tmp)
+    path = feed_store(tmp, db=schemas.new() if request.param == "postgresql" else None)
     with open_store(path) as store:
         for u in ("ann", "ben", "cat"):
             curators.add_user(store, u, PASSWORD)
@@ -61,7 +65,7 @@ def smtp(monkeypatch: pytest.MonkeyPatch) -> Iterator[Inbox]:
         ctl.stop()
 
 
-def test_saved_search_with_negative_and_subject_filters(db: Path) -> None:
+def test_saved_search_with_negative_and_subject_filters(db: Path | str) -> None:
     with open_store(db) as store:
         feeds.save_search(store, "ann", "splat", "gaussian -slam cat:cs.CV")
         with pytest.raises(PaperdeskError, match="already"):
@@ -83,7 +87,7 @@ def test_saved_search_with_negative_and_subject_filters(db: Path) -> None:
             feeds.run_search(store, "ben", "splat")  # ann's, not ben's
 
 
-def test_feed_tokens_are_random_hashed_and_revocable(db: Path) -> None:
+def test_feed_tokens_are_random_hashed_and_revocable(db: Path | str) -> None:
     with open_store(db) as store:
         feeds.save_search(store, "ben", "vision", "vision")
         a = feeds.new_token(store, "ben")
@@ -103,7 +107,7 @@ def test_feed_tokens_are_random_hashed_and_revocable(db: Path) -> None:
             feeds.feed_of(store, a["token"])
 
 
-def test_digest_is_sent_once_through_smtp(db: Path, smtp: Inbox) -> None:
+def test_digest_is_sent_once_through_smtp(db: Path | str, smtp: Inbox) -> None:
     with open_store(db) as store:
         day = store.desk.latest_day()
         works = [r.work_id for r in store.desk.candidates(day or "", day or "")][:3]
@@ -133,7 +137,7 @@ def test_digest_is_sent_once_through_smtp(db: Path, smtp: Inbox) -> None:
         assert dry[0]["sent"] is False and len(smtp.messages) == 2
 
 
-def test_digest_reports_an_unreachable_server(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_digest_reports_an_unreachable_server(db: Path | str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PAPERDESK_SMTP_HOST", "127.0.0.1")
     monkeypatch.setenv("PAPERDESK_SMTP_PORT", str(free_port()))  # nothing listens there
     with open_store(db) as store:
@@ -143,7 +147,7 @@ def test_digest_reports_an_unreachable_server(db: Path, monkeypatch: pytest.Monk
             send_digests(store, base_url="https://papers.example.org/", username="ann")
 
 
-def test_cli_saved_search_feed_token_and_digest(db: Path, smtp: Inbox) -> None:
+def test_cli_saved_search_feed_token_and_digest(db: Path | str, smtp: Inbox) -> None:
     run = CliRunner().invoke
     d = ["--db", str(db)]
     r = run(main, [*d, "saved-search", "add", "--user", "ben", "models", "language model -vision", "--json"])
@@ -164,7 +168,7 @@ def test_cli_saved_search_feed_token_and_digest(db: Path, smtp: Inbox) -> None:
     assert all(not x["sent"] for x in json.loads(r.stdout))
 
 
-def test_a_work_is_shown_once_across_a_merge(db: Path) -> None:
+def test_a_work_is_shown_once_across_a_merge(db: Path | str) -> None:
     """A work shown to a user, then merged into another (a second copy of one paper), does
     not come back as new under the work it joined."""
     from paperdesk.desk.recommend import recommend

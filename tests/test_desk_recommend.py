@@ -3,7 +3,9 @@ prolific researchers (tests/data/feed/authors-slice.jsonl.gz), resolved into wor
 
 A user whose library is Sergey Levine's papers before December 2025 gets his later papers
 near the top of December-January (co-authors and text), with reasons; saved and
-not-relevant works never come back; follows and the subject filter do what they say."""
+not-relevant works never come back; follows and the subject filter do what they say; an
+author followed is his profile (split and merge it: the follow goes with the profile, not
+with the name)."""
 
 from __future__ import annotations
 
@@ -13,12 +15,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conftest import feed_file
+from conftest import BACKENDS, PGSchemas, feed_file
 from paperdesk.cli import main
 from paperdesk.desk import library as lib
 from paperdesk.desk.recommend import feedback, follow, recommend
 from paperdesk.errors import QueryError
 from paperdesk.ingest import ingest_paths
+from paperdesk.resolve.authors import resolve_authors
+from paperdesk.resolve.authors_curate import merge_authors, split_author
+from paperdesk.resolve.authors_profiles import profile
 from paperdesk.resolve.works_run import resolve_works
 from paperdesk.store import curators, open_store
 from paperdesk.store.sqlite import SQLiteStore
@@ -28,27 +33,33 @@ PASSWORD = "correct horse battery"
 SINCE, UNTIL = "2025-12-01", "2026-01-31"
 
 
-@pytest.fixture(scope="module")
-def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("rec") / "p.db"
+@pytest.fixture(scope="module", params=BACKENDS)
+def db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path | str:
+    """The store, resolved (authors too where the backend runs that stage): SQLite, then
+    PostgreSQL."""
+    schemas = PGSchemas()
+    request.addfinalizer(schemas.close)
+    path: Path | str = schemas.new() if request.param == "postgresql" else tmp_path_factory.mktemp("rec") / "p.db"
     with open_store(path) as store:
         ingest_paths(store, [feed_file(), SLICE])
         resolve_works(store)
+        if store.runs_author_stage:
+            resolve_authors(store)
         curators.add_user(store, "lev", PASSWORD)
         curators.add_user(store, "other", PASSWORD)
     return path
 
 
 @pytest.fixture()
-def store(db: Path) -> SQLiteStore:
+def store(db: Path | str) -> SQLiteStore:
     s = open_store(db)
     with s.transaction():  # each test starts from an empty desk
         for u in ("lev", "other"):
             for item in s.desk.library(u):
                 s.desk.remove_items(u, [item.item])
             s.desk.remove_feedback(u, list(s.desk.feedback(u)))
-            for kind, value in s.desk.follows(u):
-                s.desk.unfollow(u, kind, value)
+            for f in s.desk.follows(u):
+                s.desk.unfollow(u, f.kind, f.value)
     return s
 
 
@@ -119,7 +130,7 @@ def test_follows_subject_filter_and_seen(store: SQLiteStore) -> None:
         recommend(store, "other", since="yesterday")
 
 
-def test_cli_recommend_and_feedback(db: Path) -> None:
+def test_cli_recommend_and_feedback(db: Path | str) -> None:
     run = CliRunner().invoke
     r = run(main, ["--db", str(db), "follow", "--user", "other", "--author", "Percy Liang", "--json"])
     assert r.exit_code == 0, r.output
@@ -135,3 +146,81 @@ def test_cli_recommend_and_feedback(db: Path) -> None:
     assert top not in [h["work_id"] for h in json.loads(r.stdout)["hits"]]
     r = run(main, ["--db", str(db), "recommend", "--user", "nobody"])
     assert r.exit_code == 3
+
+
+def _followed(store: SQLiteStore, user: str) -> set[str]:
+    hits = recommend(store, user, since=SINCE, until=UNTIL, limit=1000)["hits"]
+    return {h["work_id"] for h in hits if any("whom you follow" in r for r in h["reasons"])}
+
+
+def _profile_works(store: SQLiteStore, author_id: str) -> set[str]:
+    """The profile's works that appeared SINCE..UNTIL (from its signatures)."""
+    keys = {r["key"] for w in profile(store, author_id)["works"] for r in w["records"]}
+    return {f"W{row.work_id}" for row in store.desk.candidates(SINCE, UNTIL) if row.key in keys}
+
+
+def test_an_author_followed_is_a_profile_not_a_name(store: SQLiteStore) -> None:
+    if not store.runs_author_stage:  # no profiles on this backend yet: the name, in full
+        out = follow(store, "lev", "author", "Sergey Levine")
+        assert out["matched"] == "name" and out["value"] == "Sergey Levine"
+        assert _followed(store, "lev") == set(_levine(store)[1])
+        return
+    out = follow(store, "lev", "author", "Sergey Levine")
+    assert out["matched"] == "profile" and out["label"] == "Sergey Levine"
+    aid = out["value"]
+    assert aid.startswith("a") and len(aid) == 11
+    assert store.desk.follows("lev")[0].label == "Sergey Levine"
+    mine = _profile_works(store, aid)
+    assert len(mine) >= 3
+    assert _followed(store, "lev") == mine
+    # a name follow (made before profiles existed) matches the name, spelt in full
+    store.desk.follow("other", "author", "Sergey Levine", "2026-01-01T00:00:00Z")
+    by_name = _followed(store, "other")
+    assert by_name >= mine
+    # two of his works go to another person with the same name: the follow stays with
+    # the profile, the name follow does not notice
+    moved = sorted(mine)[:2]
+    split = split_author(store, aid, moved, who="test")
+    kept = split["author_id"]
+    assert kept and split["new_author_id"] != kept
+    assert _profile_works(store, kept) == mine - set(moved)
+    assert _followed(store, "lev") == mine - set(moved)
+    assert _followed(store, "other") == by_name
+    # merged back (whichever id survives, the old one redirects): followed again
+    merge_authors(store, kept, split["new_author_id"], who="test")
+    assert _followed(store, "lev") == mine
+    listed = {f.value: f.label for f in store.desk.follows("lev")}
+    assert listed == {aid: "Sergey Levine"}
+    # a name no profile has is kept as a name; unfollowing by the name drops the profile
+    assert follow(store, "lev", "author", "Nobody Atall Here")["matched"] == "name"
+    follow(store, "lev", "author", "Sergey Levine", on=False)
+    assert [f.value for f in store.desk.follows("lev")] == ["Nobody Atall Here"]
+
+
+def test_the_author_page_follows_the_profile(db: Path | str, store: SQLiteStore) -> None:
+    import re
+
+    from fastapi.testclient import TestClient
+
+    from paperdesk.web.app import WebSettings, create_app
+
+    if not store.runs_author_stage:
+        pytest.skip("no author pages on this backend yet (the author stage does not run there)")
+    aid = follow(store, "other", "author", "Sergey Levine")["value"]
+    follow(store, "other", "author", aid, on=False)
+    with TestClient(create_app(db, WebSettings())) as c:
+        page = c.get(f"/authors/{aid}").text
+        assert f'name="value" value="{aid}"' in page and 'action="/desk/follow"' in page
+        r = c.post("/desk/follow", data={"kind": "author", "value": aid, "next": f"/authors/{aid}"},
+                   follow_redirects=False)
+        assert r.status_code == 303 and r.headers["location"].startswith("/login?next=/authors/")
+        token = re.search(r'name="csrf" value="([0-9a-f]+)"', c.get("/login").text).group(1)  # type: ignore[union-attr]
+        assert c.post("/login", data={"username": "other", "password": PASSWORD, "csrf": token},
+                      follow_redirects=False).status_code == 303
+        token = re.search(r'name="csrf" value="([0-9a-f]+)"', c.get("/desk").text).group(1)  # type: ignore[union-attr]
+        r = c.post("/desk/follow", data={"kind": "author", "value": aid, "csrf": token, "next": f"/authors/{aid}"},
+                   follow_redirects=False)
+        assert r.status_code == 303 and r.headers["location"] == f"/authors/{aid}"
+        desk = c.get("/api/desk").json()
+        assert desk["follows"] == [{"kind": "author", "value": aid, "label": "Sergey Levine", "profile": True}]
+        assert f'<a href="/authors/{aid}">Sergey Levine</a>' in c.get("/desk").text

@@ -156,23 +156,39 @@ def test_one_user_never_sees_another_users_desk(site: dict[str, Any]) -> None:
         r = b.post("/api/searches/remove", json={"name": "mine"}, headers={"X-CSRF-Token": bt})
         assert r.status_code == 404
         assert [s["name"] for s in a.get("/api/desk").json()["searches"]] == ["mine"]
+        # nor revoke her feed address, though he names its id
+        feed = a.post("/api/tokens", json={"search": "mine"}, headers={"X-CSRF-Token": token}).json()
+        r = b.post("/api/tokens/revoke", json={"id": feed["id"]}, headers={"X-CSRF-Token": bt})
+        assert r.status_code == 200 and r.json()["revoked"] == 0
+        assert b.get(feed["path"]).status_code == 200  # the address itself is the secret
+        assert a.get("/api/desk").json()["tokens"][0]["id"] == feed["id"]
+        assert "tokens" in b.get("/api/desk").json() and not b.get("/api/desk").json()["tokens"]
         # alma's export holds her records, bob's none of them
         assert "A Book Nobody Indexed Here" in a.get("/desk/library.bib").text
         assert "A Book Nobody Indexed Here" not in b.get("/desk/library.bib").text
 
 
+_RFC3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$")
+_IRI = re.compile(r"^(https?://|urn:|tag:)\S+$")
+
+
 def _check_atom(xml: bytes) -> etree._Element:
     """RFC 4287's must-haves: a feed id, title, updated and author (or one per entry);
-    each entry an id, a title, an updated date-time and an http(s) link; ids unique."""
+    each entry an id, a title, an updated date-time and an http(s) link; ids unique
+    absolute IRIs; dates RFC 3339 date-times with a zone (section 3.3)."""
     root = etree.fromstring(xml)
     assert root.tag == f"{ATOM}feed"
     for tag in ("id", "title", "updated"):
         assert root.find(f"{ATOM}{tag}") is not None and (root.find(f"{ATOM}{tag}").text or "").strip()
+    assert _RFC3339.match(root.findtext(f"{ATOM}updated") or ""), root.findtext(f"{ATOM}updated")
+    assert _IRI.match(root.findtext(f"{ATOM}id") or "")
     feed_author = root.find(f"{ATOM}author") is not None
     ids = []
     for e in root.findall(f"{ATOM}entry"):
         for tag in ("id", "title", "updated"):
             assert (e.find(f"{ATOM}{tag}").text or "").strip()
+        assert _RFC3339.match(e.findtext(f"{ATOM}updated") or ""), e.findtext(f"{ATOM}updated")
+        assert _IRI.match(e.findtext(f"{ATOM}id") or ""), e.findtext(f"{ATOM}id")
         datetime.fromisoformat(e.find(f"{ATOM}updated").text)
         assert e.find(f"{ATOM}link").get("href", "").startswith(("http://", "https://"))
         assert feed_author or e.find(f"{ATOM}author") is not None
@@ -237,6 +253,65 @@ def test_sessions_end_at_sign_out_and_password_change(site: dict[str, Any]) -> N
         with open_store(site["db"]) as store:
             curators.set_password(store, "sess", "a brand new password")
         assert replay.get("/api/me").json()["user"] is None
+
+
+def test_every_write_needs_the_csrf_token(site: dict[str, Any]) -> None:
+    """Each POST route of the app, sent by a signed-in curator (so no role check stops it
+    first) without the CSRF token, as JSON and as a form, is refused with 403 and changes
+    nothing."""
+    from paperdesk.web.app import WebSettings, create_app
+
+    posts = sorted({r.path for r in create_app(site["db"], WebSettings(signup=True)).routes  # type: ignore[attr-defined]
+                    if "POST" in (getattr(r, "methods", None) or ())})
+    assert len(posts) >= 25 and "/desk/password" in posts and "/api/library/import" in posts
+    with _client(site["base"]) as c:
+        _sign_in(c, "carol")
+        work = _work(c)
+        before = c.get("/api/desk").json()
+        for path in posts:
+            url = path.replace("{work_id}", work).replace("{author_id}", "a0123456789")
+            fields = {"item": work, "name": "x", "query": "x", "kind": "subject", "value": "cs.LG",
+                      "label": "1", "id": "0" * 12, "other": work, "current": PASSWORD,
+                      "password": "another password", "password2": "another password", "username": "carol"}
+            for kind in ("json", "form", "wrong"):
+                if kind == "json":
+                    r = c.post(url, json=fields)
+                elif kind == "form":
+                    r = c.post(url, data=fields, files={"file": ("a.bib", BIB)} if "import" in url else None)
+                else:
+                    r = c.post(url, json=fields, headers={"X-CSRF-Token": "f" * 64})
+                assert r.status_code == 403, (url, kind, r.status_code, r.text[:200])
+        assert c.get("/api/desk").json() == before
+        assert c.get("/api/me").json()["user"] == "carol"  # the password is unchanged too
+
+
+def test_a_password_change_on_the_web_ends_every_other_session(site: dict[str, Any]) -> None:
+    new = "a brand new password"
+    with _client(site["base"]) as a, _client(site["base"]) as b:
+        _sign_up(a, "pw")
+        _sign_in(b, "pw")
+        old = a.cookies.get("pd_session")
+        token = _csrf(a, "/desk")
+        r = a.post("/desk/password", data={"current": "not my password", "password": new, "password2": new,
+                                           "csrf": token})
+        assert r.status_code == 403 and "not right" in r.text
+        r = a.post("/api/password", json={"current": PASSWORD, "password": new, "password2": "typo"},
+                   headers={"X-CSRF-Token": token})
+        assert r.status_code == 400 and "differ" in r.json()["error"]["detail"]
+        assert b.get("/api/me").json()["user"] == "pw"  # nothing changed yet
+        r = a.post("/api/password", json={"current": PASSWORD, "password": new, "password2": new},
+                   headers={"X-CSRF-Token": token})
+        assert r.status_code == 200 and r.json()["changed"] is True
+        assert a.get("/api/me").json()["user"] == "pw"  # this browser: a new session
+        assert a.cookies.get("pd_session") != old
+        assert b.get("/api/me").json()["user"] is None  # every other one ended
+    with _client(site["base"]) as c:
+        c.cookies.set("pd_session", old)
+        assert c.get("/api/me").json()["user"] is None
+    with _client(site["base"]) as c:
+        r = c.post("/login", data={"username": "pw", "password": PASSWORD, "csrf": _csrf(c)})
+        assert r.status_code == 401
+        _sign_in(c, "pw", new)
 
 
 def test_stars_on_rows_and_pages_and_the_for_you_day(site: dict[str, Any]) -> None:

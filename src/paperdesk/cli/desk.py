@@ -261,7 +261,7 @@ def feedback(ctx: Ctx, username: str, label: int | None, refs: tuple[str, ...], 
 
 @main.command()
 @_USER
-@click.option("--author", default=None, help="An author's name.")
+@click.option("--author", default=None, help="An author's name or profile id (a1b2c3d4e5f).")
 @click.option("--subject", default=None, help="An arXiv subject (cs.CV, math …).")
 @click.option("--list", "listing", is_flag=True, help="List what the user follows.")
 @_JSON
@@ -270,23 +270,26 @@ def feedback(ctx: Ctx, username: str, label: int | None, refs: tuple[str, ...], 
 def follow(ctx: Ctx, username: str, author: str | None, subject: str | None, listing: bool,
            as_json: bool) -> None:
     """Follow an author or a subject: their works rank higher in the user's recommendations."""
-    from paperdesk.desk.library import require_user
     from paperdesk.desk.recommend import follow as do_follow
+    from paperdesk.desk.recommend import follows
 
     if listing:
-        require_user(ctx.store, username)
-        rows = [{"kind": k, "value": v} for k, v in ctx.store.desk.follows(username)]
+        rows = follows(ctx.store, username)
         if as_json:
             emit_json(rows)
         else:
             for r in rows:
-                click.echo(f"{r['kind']:<8} {r['value']}")
+                click.echo(f"{r['kind']:<8} {r['label']}" + (f"  ({r['value']})" if r["value"] != r["label"] else ""))
         return
     if bool(author) == bool(subject):
         raise click.UsageError("give one of --author or --subject (or --list)")
     out = do_follow(ctx.store, username, "author" if author else "subject", str(author or subject))
     if as_json:
         emit_json(out)
+    elif out.get("matched") == "profile":
+        click.echo(f"following {out['label']} (profile {out['value']})", err=True)
+    elif out["kind"] == "author":
+        click.echo(f"no author profile is named {out['label']!r}: following the name, spelt in full", err=True)
 
 
 @main.command()

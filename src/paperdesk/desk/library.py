@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from paperdesk import catalog, export
+from paperdesk import catalog
 from paperdesk.errors import NotFoundError, PaperdeskError
 from paperdesk.store.base import now
 from paperdesk.store.sqlite import SQLiteStore
@@ -190,6 +190,8 @@ def export_library(store: SQLiteStore, username: str, fmt: str, tag: str | None 
             except NotFoundError:
                 continue
         entries.append(work)
+    from paperdesk import export  # (bibtexparser: not for every desk command's start-up)
+
     if fmt == "csl":
         return orjson.dumps([export.to_csl(w) for w in entries], option=orjson.OPT_INDENT_2).decode() + "\n"
     convert = export.to_bibtex if fmt == "bibtex" else export.to_ris

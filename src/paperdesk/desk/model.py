@@ -30,15 +30,19 @@ import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 WEIGHTS = {"text": 1.0, "embedding": 0.5, "authors": 4.0, "subjects": 0.0, "negative": 1.0,
-           "follow_author": 3.0, "follow_subject": 0.5}
-"""authors / embedding / subjects chosen on the 100 tuning users of bench/recommend.py
-(12 settings; authors 4 was the grid's largest: try more); the others set by hand."""
+           "follow_author": 3.0, "follow_subject": 0.5, "top_share": 0.5, "rocchio": 0.0,
+           "author_keys": 0.0}
+"""Signal weights, and three shapes of the signals: `top_share` (the nearest neighbours'
+share of the text and embedding similarity; the centroid has the rest), `rocchio` (how
+much of the candidates' mean the centroid direction subtracts) and `author_keys` (the
+weight of co-authors matched only by first initial and surname). authors / embedding /
+subjects were chosen on the 100 tuning users of bench/recommend.py (12 settings); the
+others set by hand."""
 TOP_K = 3
 """Neighbours averaged for the text and embedding signals."""
 
@@ -65,17 +69,6 @@ class Doc:
         return f"{self.title}. {self.abstract}"
 
 
-def vectorizer(max_features: int = 20_000, min_df: int = 2) -> Any:
-    """The tf-idf space: uni+bigrams, sublinear tf, English stop words (the words only, no
-    author names: those are the co-author signal's)."""
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
-    return TfidfVectorizer(strip_accents="unicode", lowercase=True, stop_words="english",
-                           token_pattern=r"(?u)\b[a-zA-Z_][a-zA-Z0-9_]+\b", ngram_range=(1, 2),
-                           max_features=max_features, sublinear_tf=True, min_df=min_df, max_df=0.5,
-                           dtype=np.float32)
-
-
 @dataclass
 class Pool:
     """The candidates, featurised once and shared by every user ranked over them."""
@@ -90,8 +83,10 @@ class Pool:
     authors: list[list[str]] = field(default_factory=list)
 
     @classmethod
-    def build(cls, docs: list[Doc], text: sp.csr_matrix, vectors: np.ndarray | None) -> Pool:
-        authors = [[fold_name(a) for a in d.authors] for d in docs]
+    def build(cls, docs: list[Doc], text: sp.csr_matrix, vectors: np.ndarray | None,
+              folded: bool = False) -> Pool:
+        """`folded`: the docs' author names are `fold_name`d already (stored features)."""
+        authors = [list(d.authors) if folded else [fold_name(a) for a in d.authors] for d in docs]
         df: Counter[str] = Counter()
         for names in authors:
             df.update(set(names))
@@ -112,12 +107,15 @@ class Profile:
     follow_authors: set[str] = field(default_factory=set)
     follow_subjects: set[str] = field(default_factory=set)
     shown_names: dict[str, str] = field(default_factory=dict)
+    follow_refs: dict[str, list[str]] = field(default_factory=dict)
+    """Candidate ref → the followed author profiles (their names) among its authors."""
 
     @classmethod
     def build(
         cls, pos: list[Doc], pos_text: sp.csr_matrix, pos_vectors: np.ndarray | None,
         neg_text: sp.csr_matrix | None = None, neg_vectors: np.ndarray | None = None,
         follow_authors: Sequence[str] = (), follow_subjects: Sequence[str] = (),
+        follow_refs: dict[str, list[str]] | None = None,
     ) -> Profile:
         co: Counter[str] = Counter()
         shown: dict[str, str] = {}
@@ -133,7 +131,7 @@ class Profile:
         for a in follow_authors:
             shown.setdefault(fold_name(a), a)
         return cls(pos_text, pos_vectors, pos, neg_text, neg_vectors, co, subj, follows,
-                   set(follow_subjects), shown)
+                   set(follow_subjects), shown, dict(follow_refs or {}))
 
 
 def _z(x: np.ndarray) -> np.ndarray:
@@ -156,35 +154,55 @@ class Scored:
     """Index into the positives of each candidate's most similar one."""
 
 
-def score(profile: Profile, pool: Pool, weights: dict[str, float] | None = None) -> Scored:
-    """Every candidate's score and its parts (see the module docstring)."""
-    w = {**WEIGHTS, **(weights or {})}
+@dataclass
+class Signals:
+    """What `score` weighs, computed once per user and pool (the weights only combine
+    them: the benchmark's tuning tries many weights on one computation)."""
+
+    n: int
+    nearest: np.ndarray
+    text_top: np.ndarray | None = None
+    text_cen: np.ndarray | None = None
+    """pool · centroid, and pool · (pool mean) beside it for `rocchio`, with their norms."""
+    text_mean: np.ndarray | None = None
+    norms: tuple[np.ndarray, float, float] | None = None
+    emb_top: np.ndarray | None = None
+    emb_cen: np.ndarray | None = None
+    emb_has: np.ndarray | None = None
+    authors: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    author_keys: np.ndarray | None = None
+    follow: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    subjects: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    follow_subject: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    negative: np.ndarray | None = None
+
+
+def signals(profile: Profile, pool: Pool, keys: bool = True) -> Signals:
+    """Every weight-independent part of the candidates' scores (`keys`: also the
+    co-author matches by initial and surname, needed when `author_keys` weighs)."""
     n = len(pool.docs)
-    parts: dict[str, np.ndarray] = {}
-    nearest = np.zeros(n, dtype=np.int64)
-    total = np.zeros(n, dtype=np.float64)
+    sig = Signals(n, np.zeros(n, dtype=np.int64))
     if profile.pos_text.shape[0]:
         sims = np.asarray((pool.text @ profile.pos_text.T).todense(), dtype=np.float32)
-        top, nearest = _neighbours(sims, TOP_K)
+        sig.text_top, sig.nearest = _neighbours(sims, TOP_K)
         centroid = np.asarray(profile.pos_text.mean(axis=0)).ravel()
-        cen = pool.text @ centroid
-        parts["text"] = 0.5 * top + 0.5 * cen / (np.linalg.norm(centroid) or 1.0)
-        total += w["text"] * _z(parts["text"])
+        mean = np.asarray(pool.text.mean(axis=0)).ravel()
+        sig.text_cen, sig.text_mean = pool.text @ centroid, pool.text @ mean
+        sig.norms = (centroid, float(centroid @ mean), float(mean @ mean))
     if profile.pos_vectors is not None and pool.vectors is not None and len(profile.pos_vectors):
         esims = pool.vectors @ profile.pos_vectors.T
-        etop, enear = _neighbours(esims, TOP_K)
+        sig.emb_top, enear = _neighbours(esims, TOP_K)
         cen_v = profile.pos_vectors.mean(axis=0)
-        ecen = pool.vectors @ (cen_v / (np.linalg.norm(cen_v) or 1.0))
-        parts["embedding"] = 0.5 * etop + 0.5 * ecen
-        has = np.abs(pool.vectors).sum(axis=1) > 0
-        z = _z(parts["embedding"][has]) if has.any() else parts["embedding"][has]
-        emb = np.zeros(n)
-        emb[has] = z
-        total += w["embedding"] * emb
-        if "text" not in parts:
-            nearest = enear
-    authors = np.zeros(n)
-    follow = np.zeros(n)
+        sig.emb_cen = pool.vectors @ (cen_v / (np.linalg.norm(cen_v) or 1.0))
+        sig.emb_has = np.abs(pool.vectors).sum(axis=1) > 0
+        if sig.text_top is None:
+            sig.nearest = enear
+    sig.authors = np.zeros(n)
+    sig.follow = np.zeros(n)
+    if profile.follow_refs:
+        for i, d in enumerate(pool.docs):
+            if d.ref in profile.follow_refs:
+                sig.follow[i] = 1.0
     if profile.coauthors or profile.follow_authors:
         for i, names in enumerate(pool.authors):
             s = 0.0
@@ -193,36 +211,96 @@ def score(profile: Profile, pool: Pool, weights: dict[str, float] | None = None)
                 if c:
                     s += math.log1p(c) / math.log(2 + pool.author_df.get(a, 0))
                 if a in profile.follow_authors:
-                    follow[i] = 1.0
-            authors[i] = s
-    parts["authors"] = authors
-    parts["follow_author"] = follow
-    total += w["authors"] * authors + w["follow_author"] * follow
-    subj = np.zeros(n)
-    fsub = np.zeros(n)
+                    sig.follow[i] = 1.0
+            sig.authors[i] = s
+    if keys and profile.coauthors:
+        sig.author_keys = _key_matches(profile, pool)
+    sig.subjects = np.zeros(n)
+    sig.follow_subject = np.zeros(n)
     npos = max(1, len(profile.pos_docs))
     if profile.subjects or profile.follow_subjects:
         for i, d in enumerate(pool.docs):
             if d.subjects:
-                subj[i] = max(profile.subjects.get(s, 0) for s in d.subjects) / npos
-                fsub[i] = float(any(s in profile.follow_subjects or s.split(".")[0] in profile.follow_subjects
-                                    for s in d.subjects))
-    parts["subjects"] = subj
-    parts["follow_subject"] = fsub
-    total += w["subjects"] * subj + w["follow_subject"] * fsub
+                sig.subjects[i] = max(profile.subjects.get(s, 0) for s in d.subjects) / npos
+                sig.follow_subject[i] = float(any(s in profile.follow_subjects or s.split(".")[0] in profile.follow_subjects
+                                                  for s in d.subjects))
     if profile.neg_text is not None and profile.neg_text.shape[0]:
         nsims = np.asarray((pool.text @ profile.neg_text.T).todense()).max(axis=1)
         if profile.neg_vectors is not None and pool.vectors is not None and len(profile.neg_vectors):
             nsims = 0.5 * nsims + 0.5 * (pool.vectors @ profile.neg_vectors.T).max(axis=1)
-        parts["negative"] = nsims
-        total -= w["negative"] * _z(nsims)
-    return Scored(total, parts, nearest)
+        sig.negative = nsims
+    return sig
+
+
+def combine(sig: Signals, weights: dict[str, float] | None = None) -> Scored:
+    """The candidates' scores from their signals (see the module docstring)."""
+    w = {**WEIGHTS, **(weights or {})}
+    n = sig.n
+    parts: dict[str, np.ndarray] = {}
+    total = np.zeros(n, dtype=np.float64)
+    share = w["top_share"]
+    if sig.text_top is not None and sig.text_cen is not None and sig.text_mean is not None and sig.norms:
+        centroid, cm, mm = sig.norms
+        b = w["rocchio"]
+        cen = sig.text_cen - b * sig.text_mean
+        norm = math.sqrt(max(float(centroid @ centroid) - 2 * b * cm + b * b * mm, 0.0)) or 1.0
+        parts["text"] = share * sig.text_top + (1 - share) * cen / norm
+        total += w["text"] * _z(parts["text"])
+    if sig.emb_top is not None and sig.emb_cen is not None and sig.emb_has is not None:
+        parts["embedding"] = share * sig.emb_top + (1 - share) * sig.emb_cen
+        has = sig.emb_has
+        emb = np.zeros(n)
+        emb[has] = _z(parts["embedding"][has]) if has.any() else parts["embedding"][has]
+        total += w["embedding"] * emb
+    authors = sig.authors
+    if w["author_keys"] and sig.author_keys is not None:
+        authors = authors + w["author_keys"] * sig.author_keys
+    parts["authors"] = authors
+    parts["follow_author"] = sig.follow
+    total += w["authors"] * authors + w["follow_author"] * sig.follow
+    parts["subjects"] = sig.subjects
+    parts["follow_subject"] = sig.follow_subject
+    total += w["subjects"] * sig.subjects + w["follow_subject"] * sig.follow_subject
+    if sig.negative is not None:
+        parts["negative"] = sig.negative
+        total -= w["negative"] * _z(sig.negative)
+    return Scored(total, parts, sig.nearest)
+
+
+def score(profile: Profile, pool: Pool, weights: dict[str, float] | None = None) -> Scored:
+    """Every candidate's score and its parts (see the module docstring)."""
+    w = {**WEIGHTS, **(weights or {})}
+    return combine(signals(profile, pool, keys=bool(w["author_keys"])), w)
+
+
+def name_key(folded: str) -> str:
+    """First initial and surname of a folded name ("yann lecun" → "y lecun")."""
+    parts = folded.split()
+    return f"{parts[0][0]} {parts[-1]}" if len(parts) > 1 else folded
+
+
+def _key_matches(profile: Profile, pool: Pool) -> np.ndarray:
+    """The co-author signal over names matched only by `name_key` (J. Smith = John Smith),
+    dampened by how many of the pool's papers carry the key."""
+    keys: Counter[str] = Counter()
+    for a, c in profile.coauthors.items():
+        keys[name_key(a)] += c
+    per_doc = [[name_key(a) for a in names if a not in profile.coauthors] for names in pool.authors]
+    df: Counter[str] = Counter()
+    for ks in per_doc:
+        df.update(set(ks))
+    out = np.zeros(len(per_doc))
+    for i, ks in enumerate(per_doc):
+        out[i] = sum(math.log1p(keys[k]) / math.log(2 + df[k]) for k in ks if k in keys)
+    return out
 
 
 def reasons(profile: Profile, pool: Pool, scored: Scored, i: int) -> list[str]:
     """Why candidate `i` is recommended, strongest first, in words."""
     out: list[str] = []
-    names = [profile.shown_names.get(a, a) for a in pool.authors[i] if a in profile.follow_authors]
+    names = list(profile.follow_refs.get(pool.docs[i].ref, []))
+    names += [n for a in pool.authors[i] if a in profile.follow_authors
+              and (n := profile.shown_names.get(a, a)) not in names]
     if names:
         out.append("by " + ", ".join(names[:3]) + ", whom you follow")
     names = [profile.shown_names.get(a, a) for a in pool.authors[i] if a in profile.coauthors]

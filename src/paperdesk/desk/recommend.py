@@ -16,32 +16,28 @@ import numpy as np
 import scipy.sparse as sp
 
 from paperdesk import catalog
+from paperdesk.desk import cache as C
+from paperdesk.desk import features as F
 from paperdesk.desk import model as M
 from paperdesk.desk.library import current, require_user, resolve_ref
-from paperdesk.errors import NotFoundError, PaperdeskError, QueryError
+from paperdesk.errors import NotFoundError, PaperdeskError, QueryError, StoreError
 from paperdesk.model import SourceRecord
 from paperdesk.store.base import now
-from paperdesk.store.sqlite import SQLiteStore, decode_record
+from paperdesk.store.sqlite import SQLiteStore
 
-_CODE = re.compile(r"^[a-z-]+(?:\.[A-Za-z-]+)?$")
+AUTHOR_ID = re.compile(r"a[0-9a-f]{10}")
+"""An author profile's id (`resolve/authors_profiles.py`)."""
+
 _MINE = re.compile(r"^mine:(\d+)$")
 MAX_DAYS = 62
 """The longest range ranked at once (two months: the benchmark's candidate pool)."""
 
 
-def _lead(records: list[SourceRecord]) -> SourceRecord:
-    return max(records, key=lambda r: (r.source == "arxiv", len(r.abstract or ""), r.source == "doi"))
-
-
 def doc_of(ref: str, records: list[SourceRecord], day: str | None = None) -> M.Doc:
     """A work's records as the model's document (its lead record's text and authors, the
-    subjects of all its records)."""
-    lead = _lead(records)
-    subjects: list[str] = []
-    for r in records:
-        for c in r.categories:
-            if _CODE.match(c) and c not in subjects:
-                subjects.append(c)
+    subjects of all its records), chosen as `desk/cache.py` chooses for candidates."""
+    lead = max(records, key=C.lead_rank)
+    subjects = list(dict.fromkeys(s for r in records for s in C.subjects_of(r)))
     return M.Doc(ref=ref, title=lead.title_text or lead.title or "",
                  abstract=lead.abstract_text or lead.abstract or "",
                  authors=[a.display or a.name for a in lead.authors], subjects=subjects,
@@ -61,21 +57,6 @@ def _docs(store: SQLiteStore, username: str, items: list[str]) -> list[M.Doc]:
     mine = {int(m.group(1)): i for i in items if (m := _MINE.match(i))}
     out += [own_doc(mine[r.id], r.data) for r in store.desk.own_records(username, list(mine))] if mine else []
     return out
-
-
-def candidates(store: SQLiteStore, since: str, until: str, subject: str | None) -> tuple[list[M.Doc], dict[str, list[str]]]:
-    """One document per work that appeared in the range (its first day in it), and each
-    work's record keys there."""
-    by_work: dict[str, list[SourceRecord]] = {}
-    first: dict[str, str] = {}
-    for row in store.desk.candidates(since, until):
-        ref = f"W{row.work_id}" if row.work_id is not None else row.key
-        by_work.setdefault(ref, []).append(decode_record(row.data))
-        first.setdefault(ref, row.appeared)
-    docs = [doc_of(ref, recs, first[ref]) for ref, recs in by_work.items()]
-    if subject:
-        docs = [d for d in docs if any(s == subject or s.startswith(subject + ".") for s in d.subjects)]
-    return docs, {ref: [r.key for r in recs] for ref, recs in by_work.items()}
 
 
 def _seen(store: SQLiteStore, username: str, docs: list[M.Doc], keys: dict[str, list[str]]) -> set[str]:
@@ -103,16 +84,26 @@ def _vectors(store: SQLiteStore, docs: list[M.Doc]) -> np.ndarray | None:
     return out
 
 
-def _text_space(pool: list[M.Doc], extra: list[M.Doc]) -> Any:
-    n = len(pool) + len(extra)
-    vec = M.vectorizer(min_df=2 if n >= 200 else 1)
-    if n < 200:
-        vec.set_params(max_df=1.0)
-    try:
-        vec.fit([d.text for d in pool + extra])
-    except ValueError:  # no words at all
-        return None
-    return vec
+def _follows(store: SQLiteStore, username: str, cands: C.Candidates) -> tuple[list[str], list[str], dict[str, list[str]]]:
+    """(author names followed as names, subjects followed, candidate ref → followed profiles'
+    names among its authors). A followed profile is matched by its signatures, redirects
+    followed, so "Percy Liang" is his profile, not every "P. Liang"; a follow whose profile
+    is gone (or a backend without profiles) falls back to its name, spelt in full."""
+    rows = store.desk.follows(username)
+    subjects = [f.value for f in rows if f.kind == "subject"]
+    authors = [f for f in rows if f.kind == "author"]
+    ids = [f.value for f in authors if AUTHOR_ID.fullmatch(f.value)]
+    found = store.desk.author_records(ids) if ids and store.runs_author_stage else {}
+    names = [f.label for f in authors if f.value not in found]
+    refs: dict[str, list[str]] = {}
+    if found:
+        owner = {k: ref for ref, keys in cands.keys.items() for k in keys}
+        for f in authors:
+            for k in found.get(f.value, ("", set()))[1]:
+                ref = owner.get(k)
+                if ref is not None and f.label not in refs.setdefault(ref, []):
+                    refs[ref].append(f.label)
+    return names, subjects, refs
 
 
 def recommend(
@@ -137,31 +128,32 @@ def recommend(
     if subject:
         subject = catalog._subject_filter(subject)
         out["subject"] = subject
-    pool_docs, member_keys = candidates(store, since, until, subject)
+    cands = C.candidates(store, since, until, subject)
+    member_keys = cands.keys
     saved = [current(store, i.item) for i in store.desk.library(username)]
     rated = {current(store, i): label for i, label in store.desk.feedback(username).items()}
     exclude = set(saved) | set(rated)
-    seen = _seen(store, username, pool_docs, member_keys)
+    seen = _seen(store, username, cands.docs, member_keys)
     if new_only:
         exclude |= set(seen)
-    pool_docs = [d for d in pool_docs if d.ref not in exclude]
+    cands = cands.select([i for i, d in enumerate(cands.docs) if d.ref not in exclude])
+    pool_docs = cands.docs
     if not pool_docs:
         return out
     pos = _docs(store, username, list(dict.fromkeys(saved + [i for i, v in rated.items() if v > 0])))
     neg = _docs(store, username, [i for i, v in rated.items() if v < 0])
-    vec = _text_space(pool_docs, pos + neg)
-    follows = store.desk.follows(username)
-    fa = [v for k, v in follows if k == "author"]
-    fs = [v for k, v in follows if k == "subject"]
-    empty = sp.csr_matrix((0, 1), dtype=np.float32)
-    tx = (lambda ds: vec.transform([d.text for d in ds]).tocsr()) if vec is not None else None
-    pool = M.Pool.build(pool_docs, tx(pool_docs) if tx else sp.csr_matrix((len(pool_docs), 1)),
-                        _vectors(store, pool_docs))
+    space = F.space_for(cands.terms)
+    fa, fs, frefs = _follows(store, username, cands)
+
+    def tx(ds: list[M.Doc]) -> sp.csr_matrix:
+        return space.transform(F.term_counts([d.text for d in ds]))
+
+    pool = M.Pool.build(pool_docs, space.transform(cands.terms), _vectors(store, pool_docs), folded=True)
     pv = _vectors(store, pos) if pool.vectors is not None and pos else None
     nv = _vectors(store, neg) if pool.vectors is not None and neg else None
-    profile = M.Profile.build(pos, tx(pos) if tx and pos else empty, pv,
-                              tx(neg) if tx and neg else None, nv, fa, fs)
-    if not pos and not fa and not fs:
+    profile = M.Profile.build(pos, tx(pos), pv, tx(neg) if neg else None, nv, fa, fs, frefs)
+    anything = bool(pos or fa or fs or frefs)
+    if not anything:
         scored = M.Scored(np.zeros(len(pool_docs)), {"subjects": np.zeros(len(pool_docs))},
                           np.zeros(len(pool_docs), dtype=np.int64))
     else:
@@ -170,7 +162,8 @@ def recommend(
     shown = [pool_docs[i].ref for i in best]
     records = store.catalog.work_records(shown)
     keys = [r.key for rs in records.values() for r in rs]
-    summaries = {w: catalog.work_summary(store, w, rs, store.catalog.author_ids(keys)) for w, rs in records.items() if rs}
+    ids = store.catalog.author_ids(keys)
+    summaries = {w: catalog.work_summary(store, w, rs, ids) for w, rs in records.items() if rs}
     for i in best:
         d = pool_docs[i]
         s = summaries.get(d.ref)
@@ -180,7 +173,7 @@ def recommend(
             "work_id": d.ref, "keys": [x["key"] for x in s["sources"]], "title": s["display_title"],
             "display_title_from": s["display_title_from"],
             "authors": [a["name"] for a in s["authors"]], "date": d.date, "score": round(float(scored.scores[i]), 4),
-            "reasons": M.reasons(profile, pool, scored, i) if pos or fa or fs else ["new in this range"],
+            "reasons": M.reasons(profile, pool, scored, i) if anything else ["new in this range"],
             "new": d.ref not in seen, "subjects": [x["code"] for x in s["subjects"]],
             "abstract": s["abstract"],
         })
@@ -202,21 +195,69 @@ def feedback(store: SQLiteStore, username: str, refs: list[str], label: int | No
     return [{"ref": r, "item": i, "label": label} for r, i in zip(refs, items, strict=True)]
 
 
+def follows(store: SQLiteStore, username: str) -> list[dict[str, Any]]:
+    """What the user follows: `[{"kind", "value", "label", "profile"}]` — `profile` true
+    when `value` is an author profile's id."""
+    require_user(store, username)
+    return [{"kind": f.kind, "value": f.value, "label": f.label,
+             "profile": f.kind == "author" and bool(AUTHOR_ID.fullmatch(f.value))}
+            for f in store.desk.follows(username)]
+
+
+def _author_profile(store: SQLiteStore, value: str) -> tuple[str, str] | None:
+    """(profile id, name) that an author follow names: an id, or a name that one profile
+    has a variant spelt exactly so (or, for a short form, is compatible with); None when
+    no profile matches or the store has none (the follow then keeps the name). Several
+    profiles: the user must pick one by id (a name is not a person)."""
+    if not store.runs_author_stage:
+        return None
+    from paperdesk.resolve.authors_profiles import find_authors, summary
+
+    try:
+        found = find_authors(store, value, limit=6)
+    except StoreError:  # the author tables of an unresolved store
+        return None
+    if AUTHOR_ID.fullmatch(value) and not found:
+        raise NotFoundError(f"no author {value}")
+    if len(found) > 1:
+        names = "; ".join(f"{a} {s['name']} ({s['records_count_text']})"
+                          for a in found[:5] for s in [summary(store, a)])
+        raise PaperdeskError(f"{len(found)} authors go by {value!r}: {names}. Follow one by its id")
+    if not found:
+        return None
+    return found[0], str(summary(store, found[0])["name"])
+
+
 def follow(store: SQLiteStore, username: str, kind: str, value: str, on: bool = True) -> dict[str, Any]:
-    """Follow (or stop following) an author (by name) or a subject (arXiv code)."""
+    """Follow (or stop following) an author or a subject (arXiv code).
+
+    An author is followed as a profile (`_author_profile`): its id is kept, with the name
+    for display, and redirects are followed when the profile is merged into another. A
+    name no profile has (before the authors stage, or on a backend without it) is kept as
+    a name and matched as one, spelt in full."""
     require_user(store, username)
     value = " ".join(value.split())
+    label = value
+    matched = "name"
     if kind == "subject":
-        value = catalog._subject_filter(value) or value
+        value = label = catalog._subject_filter(value) or value
     elif kind == "author":
         if not 2 <= len(value) <= 200:
             raise PaperdeskError("author names are 2-200 characters")
+        if on:
+            prof = _author_profile(store, value)
+            if prof is not None:
+                value, label = prof
+                matched = "profile"
     else:
         raise PaperdeskError("follow an author or a subject")
     if on:
-        changed = store.desk.follow(username, kind, value, now())
+        changed = store.desk.follow(username, kind, value, now(), label)
     else:
         changed = store.desk.unfollow(username, kind, value)
         if not changed:
             raise NotFoundError(f"{username} does not follow {kind} {value!r}")
-    return {"user": username, "kind": kind, "value": value, "following": on, "changed": changed}
+    out = {"user": username, "kind": kind, "value": value, "label": label, "following": on, "changed": changed}
+    if kind == "author" and on:
+        out["matched"] = matched
+    return out

@@ -70,6 +70,31 @@ class CandidateRow:
     data: bytes
 
 
+@dataclass
+class FeatureRow:
+    """One record that appeared in a range (or was asked for), with its work and its
+    stored recommender features — None when missing or computed from another `seq` or
+    format (the caller computes and stores them again)."""
+
+    key: str
+    work_id: int | None
+    appeared: str | None
+    seq: int
+    terms: bytes | None
+    meta: str | None
+
+
+@dataclass
+class FollowRow:
+    kind: str
+    """`author` or `subject`."""
+    value: str
+    """An author profile id (or, for a follow made with no profile to name, the name); a
+    subject code."""
+    label: str
+    """What the user followed, for display (the author's name)."""
+
+
 class DeskRepository(Protocol):
     # -- users and sessions --
     def create_user(self, username: str, password_hash: str, role: str, stamp: str) -> bool:
@@ -139,11 +164,13 @@ class DeskRepository(Protocol):
 
     def feedback(self, username: str) -> dict[str, int]: ...
 
-    def follow(self, username: str, kind: str, value: str, stamp: str) -> bool: ...
+    def follow(self, username: str, kind: str, value: str, stamp: str, label: str | None = None) -> bool: ...
 
-    def unfollow(self, username: str, kind: str, value: str) -> bool: ...
+    def unfollow(self, username: str, kind: str, value: str) -> bool:
+        """Drop the follow whose value — or, for authors, label — is `value`."""
+        ...
 
-    def follows(self, username: str) -> list[tuple[str, str]]: ...
+    def follows(self, username: str) -> list[FollowRow]: ...
 
     # -- saved searches and feed tokens --
     def add_search(self, username: str, name: str, query: str, stamp: str) -> int | None:
@@ -191,6 +218,22 @@ class DeskRepository(Protocol):
         ...
 
     def latest_day(self) -> str | None: ...
+
+    def feature_rows(self, since: str, until: str, fmt: int) -> list[FeatureRow]:
+        """Records that appeared on days `since`..`until`, with features of format `fmt`."""
+        ...
+
+    def feature_rows_of(self, keys: Sequence[str], fmt: int) -> list[FeatureRow]: ...
+
+    def put_features(self, rows: Sequence[tuple[str, int, int, bytes, str]]) -> None:
+        """(record key, seq, format, terms, meta) rows, replacing older ones."""
+        ...
+
+    def author_records(self, author_ids: Sequence[str]) -> dict[str, tuple[str, set[str]]]:
+        """Followed profile id → (its id now, redirects followed; the record keys of its
+        signatures), for the ids that still lead to a profile. Only on a backend that runs
+        the author stage (`store.runs_author_stage`)."""
+        ...
 
     def vectors(self, refs: Sequence[str], model: str) -> dict[str, bytes]:
         """Stored search vectors (float16 bytes) of works / record keys indexed by `model`."""

@@ -126,9 +126,9 @@ def register(app: FastAPI) -> None:
         return {
             "user": who, "role": user.role if user else None,
             "email": user.email if user else None, "digest": bool(user and user.digest),
-            "library": library.items(store, who), "follows": store.desk.follows(who),
+            "library": library.items(store, who), "follows": recommend.follows(store, who),
             "searches": feeds.searches(store, who), "tokens": feeds.tokens(store, who),
-            "new_token": None, "import_report": None, **extra,
+            "new_token": None, "import_report": None, "password_error": None, **extra,
         }
 
     @app.get("/desk", include_in_schema=False)
@@ -238,6 +238,10 @@ def register(app: FastAPI) -> None:
     @app.post("/desk/follow", include_in_schema=False)
     @app.post("/api/follow", summary="Follow (or with on=0 stop following) an author or subject")
     async def follow(request: Request) -> Response:
+        if auth.signed_in(request) is None and not _api(request):
+            form = await request.form()
+            return RedirectResponse(f"/login?next={quote(_safe_next(str(form.get('next') or '/desk')), safe='/')}",
+                                    status_code=303)
         who, f = await _write(request)
         kind = _text(f, "kind")
         on = str(f.get("on", "1")) not in ("0", "false", "")
@@ -303,6 +307,45 @@ def register(app: FastAPI) -> None:
         except PaperdeskError as exc:
             raise _refused(exc) from None
         return _done(request, f, {"email": address, "digest": on and address is not None})
+
+    @app.post("/desk/password", include_in_schema=False)
+    @app.post("/api/password", summary="Change the signed-in user's password (ends every session)")
+    async def password(request: Request) -> Response:
+        """The current password again (a stolen session alone cannot lock the owner out),
+        then the new one twice. Every session of the account ends; this browser gets a
+        new one."""
+        who, f = await _write(request)
+        client = request.client.host if request.client else "?"
+        wait = request.app.state.limiter.allow(client, "login")
+        backoff = request.app.state.login_backoff
+        wait = wait or backoff.wait(who)
+        if wait:
+            raise HTTPException(429, f"too many attempts: retry in {int(wait) + 1} s")
+        store = store_of(request)
+        error = None
+        if not curators.check_login(store, who, str(f.get("current") or "")):
+            backoff.failed(who)
+            error = "the current password is not right"
+        elif str(f.get("password") or "") != str(f.get("password2") or ""):
+            error = "the two new passwords differ"
+        else:
+            try:
+                curators.set_password(store, who, str(f.get("password") or ""))
+            except PaperdeskError as exc:
+                error = str(exc)
+        if error:
+            if _api(request):
+                raise HTTPException(403 if "current" in error else 400, error)
+            resp = _page(request, "desk.html", desk_data(store, who, password_error=error))
+            resp.status_code = 403 if "current" in error else 400
+            return resp
+        backoff.succeeded(who)
+        done = signed_in_response(request, who, "/desk")
+        if _api(request):
+            body = json_response({"user": who, "changed": True})
+            body.raw_headers.extend((k, v) for k, v in done.raw_headers if k == b"set-cookie")
+            return body
+        return done
 
     # -- for you ----------------------------------------------------------------------------
     @app.get("/for-you", include_in_schema=False)

@@ -15,7 +15,9 @@ import orjson
 
 from paperdesk.store.desk_base import (
     CandidateRow,
+    FeatureRow,
     FeedToken,
+    FollowRow,
     LibraryItem,
     OwnRecord,
     SavedSearch,
@@ -233,23 +235,25 @@ class SQLiteDesk:
         rows = self.conn.execute("SELECT item, label FROM feedback WHERE username = ?", (username,))
         return {i: int(label) for i, label in rows}
 
-    def follow(self, username: str, kind: str, value: str, stamp: str) -> bool:
+    def follow(self, username: str, kind: str, value: str, stamp: str, label: str | None = None) -> bool:
         return self._write(
-            "INSERT INTO follows (username, kind, value, created_at) VALUES (?, ?, ?, ?)"
+            "INSERT INTO follows (username, kind, value, created_at, label) VALUES (?, ?, ?, ?, ?)"
             " ON CONFLICT (username, kind, value) DO NOTHING",
-            (username, kind, value, stamp),
+            (username, kind, value, stamp, label or value),
         ) == 1
 
     def unfollow(self, username: str, kind: str, value: str) -> bool:
         return self._write(
-            "DELETE FROM follows WHERE username = ? AND kind = ? AND value = ?", (username, kind, value)
-        ) == 1
+            "DELETE FROM follows WHERE username = ? AND kind = ? AND (value = ? OR label = ?)",
+            (username, kind, value, value),
+        ) >= 1
 
-    def follows(self, username: str) -> list[tuple[str, str]]:
+    def follows(self, username: str) -> list[FollowRow]:
         rows = self.conn.execute(
-            "SELECT kind, value FROM follows WHERE username = ? ORDER BY kind, value", (username,)
+            "SELECT kind, value, label FROM follows WHERE username = ? ORDER BY kind, label, value",
+            (username,),
         )
-        return [(k, v) for k, v in rows]
+        return [FollowRow(k, v, lab or v) for k, v, lab in rows]
 
     # -- saved searches and feed tokens --------------------------------------------------
     def add_search(self, username: str, name: str, query: str, stamp: str) -> int | None:
@@ -375,6 +379,53 @@ class SQLiteDesk:
     def latest_day(self) -> str | None:
         row = self.conn.execute("SELECT MAX(appeared) FROM records").fetchone()
         return None if row is None or row[0] is None else str(row[0])[:10]
+
+    # -- the recommender's stored features -------------------------------------------------
+    def _feature_sql(self, where: str) -> str:
+        col, join = self._work_col()
+        return (f"SELECT r.key, {col}, r.appeared, r.seq, f.terms, f.meta FROM records r{join}"  # noqa: S608
+                " LEFT JOIN desk_features f ON f.record_key = r.key AND f.seq = r.seq AND f.format = ?"
+                f" WHERE {where}")
+
+    @staticmethod
+    def _feature_row(row: tuple[Any, ...]) -> FeatureRow:
+        k, w, a, q, t, m = row
+        return FeatureRow(k, None if w is None else int(w), a, int(q), None if t is None else bytes(t), m)
+
+    def feature_rows(self, since: str, until: str, fmt: int) -> list[FeatureRow]:
+        sql = self._feature_sql("r.appeared >= ? AND r.appeared <= ?") + " ORDER BY r.appeared, r.key"
+        return [self._feature_row(r) for r in self.conn.execute(sql, (fmt, since, until[:10]))]
+
+    def feature_rows_of(self, keys: Sequence[str], fmt: int) -> list[FeatureRow]:
+        out: list[FeatureRow] = []
+        for part in _chunks(sorted(set(keys))):
+            sql = self._feature_sql(f"r.key IN ({_marks(len(part))})")
+            out += [self._feature_row(r) for r in self.conn.execute(sql, [fmt, *part])]
+        return out
+
+    def put_features(self, rows: Sequence[tuple[str, int, int, bytes, str]]) -> None:
+        with _Tx(self.conn):
+            for row in rows:
+                self.conn.execute(
+                    "INSERT INTO desk_features (record_key, seq, format, terms, meta) VALUES (?, ?, ?, ?, ?)"
+                    " ON CONFLICT (record_key) DO UPDATE SET seq = excluded.seq, format = excluded.format,"
+                    " terms = excluded.terms, meta = excluded.meta",
+                    row,
+                )
+
+    def author_records(self, author_ids: Sequence[str]) -> dict[str, tuple[str, set[str]]]:
+        from paperdesk.store import authors as author_sql
+        from paperdesk.store.sqlite.authors_lookup import follow_redirects, get_profile_row
+
+        out: dict[str, tuple[str, set[str]]] = {}
+        if not _has(self.conn, "author_signatures"):
+            return out
+        for aid in author_ids:
+            now_id = follow_redirects(self.conn, aid)
+            if get_profile_row(self.conn, now_id) is None:
+                continue
+            out[aid] = (now_id, {s.record_key for s in author_sql.signatures_of_author(self.conn, now_id)})
+        return out
 
     def vectors(self, refs: Sequence[str], model: str) -> dict[str, bytes]:
         if not _has(self.conn, "search_vectors"):
