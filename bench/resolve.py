@@ -6,6 +6,8 @@ every figure.
         --snapshot /tmp/resolve-snap        # development: build once, reuse the store
     nice -n 19 .venv/bin/python bench/resolve.py --records 1000000 --snapshot S --keep-resolved R
     .venv/bin/python bench/resolve.py --records 1000000 --from-resolved R   # the day alone
+    .venv/bin/python bench/resolve.py --records 1000000 --from-resolved R --author-full \
+        [--no-author-stream]   # a full author run alone, with or without its stream workers
     nice -n 19 .venv/bin/python bench/resolve.py --from-resolved R --db D --stage-day
     .venv/bin/python bench/resolve.py --db D --run-day    # then time only the day on D
 
@@ -340,11 +342,13 @@ def show_stages(rep: dict, stages: list[str]) -> None:
             f"{w['by_content']:,} by content, {w['works_merged']:,} works merged",
             flush=True,
         )
-    if "authors" in stages:
-        a = rep["authors"]
+    for name in ("authors", "authors-full"):
+        if name not in stages:
+            continue
+        a = rep[name]
         sigs = max(1, int(a.get("signatures", 0)))
         print(
-            f"  authors: {a.get('signatures', 0):,} signatures of {a.get('records', 0):,} "
+            f"  {name}: {a.get('signatures', 0):,} signatures of {a.get('records', 0):,} "
             f"records, wall {a['wall']:.1f}s, CPU {a['cpu']:.1f}s "
             f"({1000 * a['cpu'] / sigs:.3f} ms/signature), peak RSS {a['peak_rss_gib']:.2f} GiB; "
             f"{a.get('profiles_total', 0):,} profiles; seconds by phase {a.get('seconds')}",
