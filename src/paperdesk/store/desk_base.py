@@ -231,8 +231,7 @@ class DeskRepository(Protocol):
 
     def author_records(self, author_ids: Sequence[str]) -> dict[str, tuple[str, set[str]]]:
         """Followed profile id → (its id now, redirects followed; the record keys of its
-        signatures), for the ids that still lead to a profile. Only on a backend that runs
-        the author stage (`store.runs_author_stage`)."""
+        signatures), for the ids that still lead to a profile."""
         ...
 
     def vectors(self, refs: Sequence[str], model: str) -> dict[str, bytes]:

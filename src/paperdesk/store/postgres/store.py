@@ -100,7 +100,7 @@ class PGStore(SQLiteStore):
         self.works = PGWorks(self.conn)
         self.subjects = PGSubjects(self.conn)
         self.search = PGSearch(self.conn)
-        self.desk = SQLiteDesk(self.conn)  # its SQL is portable as it is
+        self.desk = SQLiteDesk(self.conn, self.authors)  # its SQL is portable as it is
         self.catalog = SQLiteCatalog(self.conn)  # likewise (the dialect layer translates)
 
     @property

@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from paperdesk.store.authors_base import AuthorRepository
 from paperdesk.store.desk_base import (
     CandidateRow,
     FeatureRow,
@@ -53,8 +54,10 @@ def _user(row: tuple[Any, ...]) -> UserRow:
 class SQLiteDesk:
     """The desk repository of one connection (the store's writer or a reader)."""
 
-    def __init__(self, conn: sqlite3.Connection):
+    def __init__(self, conn: sqlite3.Connection, authors: AuthorRepository | None = None):
         self.conn = conn
+        self.authors = authors
+        """The store's author repository (a followed profile's records)."""
 
     def _write(self, sql: str, args: Sequence[Any] = ()) -> int:
         with _Tx(self.conn):
@@ -414,17 +417,15 @@ class SQLiteDesk:
                 )
 
     def author_records(self, author_ids: Sequence[str]) -> dict[str, tuple[str, set[str]]]:
-        from paperdesk.store import authors as author_sql
-        from paperdesk.store.sqlite.authors_lookup import follow_redirects, get_profile_row
-
         out: dict[str, tuple[str, set[str]]] = {}
-        if not _has(self.conn, "author_signatures"):
+        authors = self.authors
+        if authors is None or not _has(self.conn, "author_signatures"):
             return out
         for aid in author_ids:
-            now_id = follow_redirects(self.conn, aid)
-            if get_profile_row(self.conn, now_id) is None:
+            now_id = authors.follow_redirects(aid)
+            if authors.get_profile_row(now_id) is None:
                 continue
-            out[aid] = (now_id, {s.record_key for s in author_sql.signatures_of_author(self.conn, now_id)})
+            out[aid] = (now_id, {s.record_key for s in authors.signatures_of_author(now_id)})
         return out
 
     def vectors(self, refs: Sequence[str], model: str) -> dict[str, bytes]:

@@ -61,6 +61,9 @@ class SQLiteStore:
     """The default backend. Construct with `open_store(path)`."""
 
     dialect = "sqlite"
+    runs_author_stage = True
+    """The author stage runs on every backend now (PostgreSQL too); kept for the callers
+    that still ask."""
 
     def __init__(self, path: str | Path, *, readonly: bool = False):
         self.path = str(path)
@@ -115,7 +118,7 @@ class SQLiteStore:
         self.works = SQLiteWorks(self.conn)
         self.subjects = SQLiteSubjects(self.conn)
         self.search = SQLiteSearch(self.conn)
-        self.desk = SQLiteDesk(self.conn)  # store/desk_base.py: users and their desks
+        self.desk = SQLiteDesk(self.conn, self.authors)  # store/desk_base.py: users' desks
         self.catalog = SQLiteCatalog(self.conn)
 
     # -- plumbing --------------------------------------------------------------------
