@@ -11,6 +11,7 @@ existing profiles) stands between them — average distance alone could outvote 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -31,10 +32,37 @@ class UnionFind:
             self.parent[max(ra, rb)] = min(ra, rb)
 
 
+@dataclass(frozen=True)
+class Linkage:
+    """When two clusters merge: their average distance is under `threshold`, or, when
+    some pair between them is under `strong` (a shared group of co-authors, say), under
+    `loose`. Average linkage alone lets one strong link be outvoted by a person's papers
+    on other topics (a student's papers at one lab, their later ones at another); the
+    strong link carries the chain of evidence across, while the looser average still
+    keeps clusters apart that only one coincidence links. `strong` is at most
+    `threshold`, so no merge happens without some pair under the threshold (the early
+    exits rely on it); `strong = 0` is plain average linkage."""
+
+    threshold: float
+    strong: float = 0.0
+    loose: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.strong <= self.threshold:
+            raise ValueError(f"strong {self.strong} must be in [0, threshold {self.threshold}]")
+
+    def effective(self, avg: np.ndarray, least: np.ndarray) -> np.ndarray:
+        """The score that merges under `threshold`: the average, scaled down to the
+        threshold's scale where a strong link allows the looser bound."""
+        if self.strong <= 0.0 or self.loose <= self.threshold:
+            return avg
+        return np.where(least < self.strong, avg * (self.threshold / self.loose), avg)
+
+
 def cluster_block(
     dist: np.ndarray,
     cannot: np.ndarray,
-    threshold: float,
+    threshold: float | Linkage,
     must_groups: Iterable[Sequence[int]] = (),
 ) -> list[int]:
     """Labels (0..k-1, first-seen order) for n items.
@@ -42,8 +70,10 @@ def cluster_block(
     `dist` is an n×n matrix of distances in [0, 1] (unknown pairs may hold 1.0),
     `cannot` an n×n boolean matrix of cannot-links, `must_groups` lists of indices that
     must end in one cluster. Clusters merge while their average pairwise distance is
-    below `threshold`; must-links win over cannot-links inside one group (a curation
-    overrides the model's name rule)."""
+    below the threshold (see `Linkage` for the strong-link bound); must-links win over
+    cannot-links inside one group (a curation overrides the model's name rule)."""
+    link = threshold if isinstance(threshold, Linkage) else Linkage(threshold)
+    threshold = link.threshold
     n = dist.shape[0]
     if n <= 1:
         return [0] * n
@@ -70,6 +100,11 @@ def cluster_block(
     c = cannot[np.ix_(order, order)].astype(np.int32)
     block = np.add.reduceat(np.add.reduceat(c, starts, axis=0), starts, axis=1) > 0
     size = np.bincount(member, minlength=m).astype(float)
+    strong = link.strong > 0.0 and link.loose > link.threshold
+    if strong:
+        least = np.minimum.reduceat(np.minimum.reduceat(d, starts, axis=0), starts, axis=1)
+    else:
+        least = np.zeros((m, m))
     np.fill_diagonal(block, True)
     allowed = ~block
     degree = allowed.sum(axis=1)
@@ -77,7 +112,8 @@ def cluster_block(
     if 2 * degree[hub] == degree.sum():
         # Every allowed pair involves one cluster (an incremental block: one new signature
         # beside mutually cannot-linked profiles): at most one merge, the hub's best.
-        avg = np.where(allowed[hub], sums[hub] / (size[hub] * size), np.inf)
+        avg = link.effective(sums[hub] / (size[hub] * size), least[hub])
+        avg = np.where(allowed[hub], avg, np.inf)
         best = int(np.argmin(avg))
         if avg[best] < threshold:
             member[member == max(hub, best)] = min(hub, best)
@@ -85,7 +121,7 @@ def cluster_block(
         return [labels1.setdefault(int(c), len(labels1)) for c in member]
     active = np.ones(m, dtype=bool)
     while True:
-        avg = sums / np.outer(size, size)
+        avg = link.effective(sums / np.outer(size, size), least)
         avg[block] = np.inf
         avg[~active, :] = np.inf
         avg[:, ~active] = np.inf
@@ -98,6 +134,9 @@ def cluster_block(
         sums[a, :] += sums[b, :]
         sums[:, a] += sums[:, b]
         size[a] += size[b]
+        if strong:
+            np.minimum(least[a, :], least[b, :], out=least[a, :])
+            least[:, a] = least[a, :]
         block[a, :] |= block[b, :]
         block[:, a] |= block[:, b]
         block[a, a] = True

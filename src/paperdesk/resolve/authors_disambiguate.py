@@ -16,7 +16,7 @@ import numpy as np
 from scipy import sparse
 
 from paperdesk import parallel
-from paperdesk.resolve.authors_cluster import UnionFind, cluster_block
+from paperdesk.resolve.authors_cluster import Linkage, UnionFind, cluster_block
 from paperdesk.resolve.authors_features import Signature, text_vectors
 from paperdesk.resolve.authors_model import PairModel, default_model
 from paperdesk.resolve.authors_vectors import (
@@ -220,7 +220,7 @@ def _score(
 
 
 def solve(
-    sigs: Sequence[Signature], problems: Sequence[BlockProblem], threshold: float
+    sigs: Sequence[Signature], problems: Sequence[BlockProblem], threshold: float | Linkage
 ) -> list[str]:
     """A cluster label per signature: the fixed profile id for clusters holding fixed
     signatures, else `BLOCK/FIRST_INDEX/k`."""
@@ -233,7 +233,7 @@ def _solve_into(
     labels: list[str] | dict[int, str],
     sigs: Sequence[Signature],
     problems: Sequence[BlockProblem],
-    threshold: float,
+    threshold: float | Linkage,
     index: np.ndarray | None = None,
 ) -> None:
     """Cluster each problem into `labels`; `index` maps the indices of `sigs` (a part of
@@ -253,7 +253,7 @@ def _solve_into(
 PARALLEL_MIN = 50_000
 """Signatures from which `disambiguate` spreads the blocks over worker processes."""
 
-_Job = tuple[Sequence[Signature], sparse.csr_matrix, PairModel, Constraints, float]
+_Job = tuple[Sequence[Signature], sparse.csr_matrix, PairModel, Constraints, Linkage]
 """What the workers share (`parallel.fork_map`)."""
 
 
@@ -292,7 +292,7 @@ def disambiguate(
     *,
     model: PairModel | None = None,
     constraints: Constraints | None = None,
-    threshold: float | None = None,
+    threshold: float | Linkage | None = None,
     vectors: sparse.csr_matrix | None = None,
     processes: int | None = None,
 ) -> list[str]:
@@ -302,7 +302,10 @@ def disambiguate(
     the same either way."""
     model = model or default_model()
     cons = constraints or Constraints()
-    t = model.threshold if threshold is None else threshold
+    if threshold is None:
+        t = model.linkage
+    else:
+        t = threshold if isinstance(threshold, Linkage) else Linkage(threshold)
     vectors = text_vectors(sigs) if vectors is None else vectors.tocsr()
     blocks = block_groups(sigs, cons.must)
     labels = [""] * len(sigs)
@@ -346,15 +349,17 @@ def _solve_single_new(
     model: PairModel,
     cons: Constraints,
     blocks: list[list[int]],
-    threshold: float,
+    link: Linkage,
 ) -> None:
     """Labels of blocks of fixed profiles plus one new signature (see `_single_new`),
     for all of them with one scoring call and array operations instead of a
     `cluster_block` each, deciding exactly as it does there: no merge unless some
     scored pair is under the threshold; else the new signature joins the profile (not
-    cannot-linked to it) of smallest average distance, the first in member order on a
-    tie, if that average is under the threshold. The sums run over each profile's
-    members in member order, as there."""
+    cannot-linked to it) of smallest effective average distance (`Linkage.effective`,
+    from the average and the least distance to the profile's members), the first in
+    member order on a tie, if that is under the threshold. The sums run over each
+    profile's members in member order, as there."""
+    threshold = link.threshold
     fixed = cons.fixed
     size = np.fromiter((len(b) - 1 for b in blocks), np.int64, len(blocks))
     member = np.fromiter(chain.from_iterable(b[:-1] for b in blocks), np.int64, int(size.sum()))
@@ -380,7 +385,7 @@ def _solve_single_new(
     starts = np.flatnonzero(np.r_[True, np.diff(prof[order]) != 0])
     sums = np.add.reduceat(dist[order], starts)
     count = np.bincount(prof).astype(float)
-    avg = sums / (1.0 * count)
+    avg = link.effective(sums / (1.0 * count), np.minimum.reduceat(dist[order], starts))
     avg[np.bincount(prof, weights=hard) > 0] = np.inf
     prof_block = np.fromiter((k for k, _ in number), np.int64, len(number))
     first = np.flatnonzero(np.r_[True, np.diff(prof_block) != 0])

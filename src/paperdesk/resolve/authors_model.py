@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from paperdesk.resolve.authors_cluster import Linkage
 from paperdesk.resolve.authors_features import FEATURES
 
 MODEL_FILE = "authors_model.json"
@@ -69,6 +70,15 @@ class PairModel:
     threshold: float
     """Average-linkage distance (1 − P) below which two clusters merge."""
     meta: dict[str, Any]
+    strong: float = 0.0
+    """A pair distance under which clusters merge up to the `loose` average (see
+    `authors_cluster.Linkage`); 0 for plain average linkage."""
+    loose: float = 0.0
+
+    @property
+    def linkage(self) -> Linkage:
+        """The clustering rule chosen with this model."""
+        return Linkage(self.threshold, self.strong, self.loose)
 
     def predict_proba(self, x: np.ndarray) -> np.ndarray:
         if x.shape[1] != len(self.features):
@@ -86,6 +96,8 @@ class PairModel:
             "init": self.init,
             "learning_rate": self.learning_rate,
             "threshold": self.threshold,
+            "strong": self.strong,
+            "loose": self.loose,
             "meta": self.meta,
             "trees": [
                 {
@@ -118,6 +130,8 @@ class PairModel:
             trees=trees,
             threshold=float(d["threshold"]),
             meta=dict(d.get("meta", {})),
+            strong=float(d.get("strong", 0.0)),
+            loose=float(d.get("loose", 0.0)),
         )
 
     def save(self, path: str | Path) -> None:
@@ -129,6 +143,8 @@ def train_pair_model(
     y: np.ndarray,
     *,
     threshold: float = 0.5,
+    strong: float = 0.0,
+    loose: float = 0.0,
     seed: int = 0,
     sample_weight: np.ndarray | None = None,
     **meta: Any,
@@ -160,6 +176,8 @@ def train_pair_model(
         trees=trees,
         threshold=threshold,
         meta=dict(meta),
+        strong=strong,
+        loose=loose,
     )
     check = x[: min(len(x), 2000)].astype(np.float32)
     if not np.allclose(model.predict_proba(check), gbm.predict_proba(check)[:, 1], atol=1e-4):
