@@ -214,12 +214,13 @@ def report_people(
         print(f"feed people ({part}): {got}/{total} have one profile holding >= 90 % of their "
               f"records; mean largest share {sum(shares[part]) / max(1, len(shares[part])):.3f}")
     extra = " pairs>=2co singles" if evidence else ""
-    print(f"\n{'common name':28s} {'records':>7s} {'profiles':>8s} {'largest':>7s}{extra}")
+    print(f"\n{'common name':28s} {'part':8s} {'records':>7s} {'profiles':>8s} {'largest':>7s}{extra}")
     for row in read_list(COMMON_FILE):
         by = profiles(row[0])
         n = sum(by.values())
         top = by.most_common(1)[0][1] if by else 0
-        print(f"{row[0]:28s} {n:7d} {len(by):8d} {top:7d} {evidence(row[0]) if evidence else ''}")
+        print(f"{row[0]:28s} {person_part(row[0]):8s} {n:7d} {len(by):8d} {top:7d} "
+              f"{evidence(row[0]) if evidence else ''}")
     return 0
 
 
