@@ -35,16 +35,14 @@ SINCE, UNTIL = "2025-12-01", "2026-01-31"
 
 @pytest.fixture(scope="module", params=BACKENDS)
 def db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path | str:
-    """The store, resolved (authors too where the backend runs that stage): SQLite, then
-    PostgreSQL."""
+    """The store, resolved (works and authors): SQLite, then PostgreSQL."""
     schemas = PGSchemas()
     request.addfinalizer(schemas.close)
     path: Path | str = schemas.new() if request.param == "postgresql" else tmp_path_factory.mktemp("rec") / "p.db"
     with open_store(path) as store:
         ingest_paths(store, [feed_file(), SLICE])
         resolve_works(store)
-        if store.runs_author_stage:
-            resolve_authors(store)
+        resolve_authors(store)
         curators.add_user(store, "lev", PASSWORD)
         curators.add_user(store, "other", PASSWORD)
     return path
@@ -160,11 +158,6 @@ def _profile_works(store: SQLiteStore, author_id: str) -> set[str]:
 
 
 def test_an_author_followed_is_a_profile_not_a_name(store: SQLiteStore) -> None:
-    if not store.runs_author_stage:  # no profiles on this backend yet: the name, in full
-        out = follow(store, "lev", "author", "Sergey Levine")
-        assert out["matched"] == "name" and out["value"] == "Sergey Levine"
-        assert _followed(store, "lev") == set(_levine(store)[1])
-        return
     out = follow(store, "lev", "author", "Sergey Levine")
     assert out["matched"] == "profile" and out["label"] == "Sergey Levine"
     aid = out["value"]
@@ -204,8 +197,6 @@ def test_the_author_page_follows_the_profile(db: Path | str, store: SQLiteStore)
 
     from paperdesk.web.app import WebSettings, create_app
 
-    if not store.runs_author_stage:
-        pytest.skip("no author pages on this backend yet (the author stage does not run there)")
     aid = follow(store, "other", "author", "Sergey Levine")["value"]
     follow(store, "other", "author", aid, on=False)
     with TestClient(create_app(db, WebSettings())) as c:

@@ -89,9 +89,6 @@ class Candidates:
     computed: int = 0
     """Records whose features this call computed (0 when all were stored)."""
 
-    def select(self, keep: list[int]) -> Candidates:
-        return Candidates([self.docs[i] for i in keep], self.terms.take(keep), self.keys, self.computed)
-
 
 def group(rows: list[FeatureRow], subject: str | None = None) -> Candidates:
     """Works from records with their features (rows in appearance order)."""

@@ -88,12 +88,13 @@ def _follows(store: SQLiteStore, username: str, cands: C.Candidates) -> tuple[li
     """(author names followed as names, subjects followed, candidate ref → followed profiles'
     names among its authors). A followed profile is matched by its signatures, redirects
     followed, so "Percy Liang" is his profile, not every "P. Liang"; a follow whose profile
-    is gone (or a backend without profiles) falls back to its name, spelt in full."""
+    is gone (or was never found: no authors stage run yet) falls back to its name, spelt
+    in full."""
     rows = store.desk.follows(username)
     subjects = [f.value for f in rows if f.kind == "subject"]
     authors = [f for f in rows if f.kind == "author"]
     ids = [f.value for f in authors if AUTHOR_ID.fullmatch(f.value)]
-    found = store.desk.author_records(ids) if ids and store.runs_author_stage else {}
+    found = store.desk.author_records(ids) if ids else {}
     names = [f.label for f in authors if f.value not in found]
     refs: dict[str, list[str]] = {}
     if found:
@@ -136,9 +137,11 @@ def recommend(
     seen = _seen(store, username, cands.docs, member_keys)
     if new_only:
         exclude |= set(seen)
-    cands = cands.select([i for i, d in enumerate(cands.docs) if d.ref not in exclude])
     pool_docs = cands.docs
-    if not pool_docs:
+    # Left out of the ranking, not of the pool: the space and the standardised scores are
+    # the range's, and no copy of the candidates' terms is made per user.
+    hidden = {i for i, d in enumerate(pool_docs) if d.ref in exclude}
+    if len(hidden) == len(pool_docs):
         return out
     pos = _docs(store, username, list(dict.fromkeys(saved + [i for i, v in rated.items() if v > 0])))
     neg = _docs(store, username, [i for i, v in rated.items() if v < 0])
@@ -158,7 +161,7 @@ def recommend(
                           np.zeros(len(pool_docs), dtype=np.int64))
     else:
         scored = M.score(profile, pool)
-    best = M.top(scored, limit)
+    best = M.top(scored, limit, hidden)
     shown = [pool_docs[i].ref for i in best]
     records = store.catalog.work_records(shown)
     keys = [r.key for rs in records.values() for r in rs]
@@ -207,10 +210,8 @@ def follows(store: SQLiteStore, username: str) -> list[dict[str, Any]]:
 def _author_profile(store: SQLiteStore, value: str) -> tuple[str, str] | None:
     """(profile id, name) that an author follow names: an id, or a name that one profile
     has a variant spelt exactly so (or, for a short form, is compatible with); None when
-    no profile matches or the store has none (the follow then keeps the name). Several
+    no profile matches or the store has none yet (the follow then keeps the name). Several
     profiles: the user must pick one by id (a name is not a person)."""
-    if not store.runs_author_stage:
-        return None
     from paperdesk.resolve.authors_profiles import find_authors, summary
 
     try:
