@@ -146,12 +146,36 @@ def anchor_space(docs: list[M.Doc], cache: Path) -> tuple[Any, sp.csr_matrix, fl
     return vec, xa, took
 
 
-def run_anchor(users: list[dict[str, Any]], docs: list[M.Doc], cand: list[int], cut: str, cache: Path,
-               budget: float) -> dict[str, dict[str, Any]]:
-    """name → {"ranks", "seconds"} for every user whose anchor ranking is cached, training
-    the missing ones until `budget` seconds have passed."""
+_SHARED: dict[str, Any] = {}
+"""What forked anchor workers read (copy-on-write): docs, the fitted space, candidates."""
+
+
+def _anchor_user(item: tuple[dict[str, Any], str]) -> dict[str, Any]:
+    """Train one user's SVM, rank the candidates, write the user's cache file."""
     from sklearn import svm
 
+    u, path = item
+    docs, vec, xa, cand = (_SHARED[k] for k in ("docs", "vec", "xa", "cand"))
+    pos_of = {j: p for p, j in enumerate(cand)}
+    t = time.perf_counter()
+    lib_rows = vec.transform([asl_text(without(docs[i], u["name"])) for i in u["lib"]]).astype(np.float32)
+    keep = np.ones(len(docs), dtype=bool)
+    keep[u["lib"]] = False
+    xu = sp.vstack([xa[keep], lib_rows]).tocsr()
+    y = np.r_[np.zeros(int(keep.sum())), np.ones(len(u["lib"]))]
+    clf = svm.LinearSVC(class_weight="balanced", verbose=False, max_iter=10000, tol=1e-6, C=0.01)
+    clf.fit(xu, y)
+    s = clf.decision_function(xa[np.array(cand)])
+    res = {"name": u["name"], "ranks": ranks_of(s, [pos_of[t_] for t_ in u["targets"]]),
+           "seconds": round(time.perf_counter() - t, 2)}
+    Path(path).write_text(json.dumps(res))
+    return res
+
+
+def run_anchor(users: list[dict[str, Any]], docs: list[M.Doc], cand: list[int], cut: str, cache: Path,
+               budget: float, workers: int = 1) -> dict[str, dict[str, Any]]:
+    """name → {"ranks", "seconds"} for every user whose anchor ranking is cached, training
+    the missing ones (in `workers` forked processes) until `budget` seconds have passed."""
     cache.mkdir(parents=True, exist_ok=True)
     out: dict[str, dict[str, Any]] = {}
     todo = []
@@ -160,34 +184,37 @@ def run_anchor(users: list[dict[str, Any]], docs: list[M.Doc], cand: list[int], 
         if p.exists():
             out[u["name"]] = json.loads(p.read_text())
         else:
-            todo.append((u, p))
-    print(f"anchor: {len(out)} users cached, {len(todo)} to train (budget {budget:.0f} s)", flush=True)
+            todo.append((u, str(p)))
+    print(f"anchor: {len(out)} users cached, {len(todo)} to train (budget {budget:.0f} s, {workers} workers)",
+          flush=True)
     if not todo or budget <= 0:
         return out
     start = time.perf_counter()
     vec, xa, took = anchor_space(docs, cache)
     print(f"anchor: tf-idf of every paper {'cached' if not took else f'{took:.1f} s'}", flush=True)
-    pos_of = {j: p for p, j in enumerate(cand)}
-    cand_arr = np.array(cand)
-    for n, (u, p) in enumerate(todo):
-        if time.perf_counter() - start > budget:
-            print(f"anchor: budget spent, {len(todo) - n} users left for the next run", flush=True)
-            break
-        t = time.perf_counter()
-        lib_rows = vec.transform([asl_text(without(docs[i], u["name"])) for i in u["lib"]]).astype(np.float32)
-        keep = np.ones(len(docs), dtype=bool)
-        keep[u["lib"]] = False
-        xu = sp.vstack([xa[keep], lib_rows]).tocsr()
-        y = np.r_[np.zeros(int(keep.sum())), np.ones(len(u["lib"]))]
-        clf = svm.LinearSVC(class_weight="balanced", verbose=False, max_iter=10000, tol=1e-6, C=0.01)
-        clf.fit(xu, y)
-        s = clf.decision_function(xa[cand_arr])
-        res = {"name": u["name"], "ranks": ranks_of(s, [pos_of[t_] for t_ in u["targets"]]),
-               "seconds": round(time.perf_counter() - t, 2)}
-        p.write_text(json.dumps(res))
-        out[u["name"]] = res
-        if n % 10 == 9:
-            print(f"  anchor: {n + 1} trained, {res['seconds']:.1f} s the last", flush=True)
+    _SHARED.update(docs=docs, vec=vec, xa=xa, cand=cand)
+    done = 0
+    if workers <= 1:
+        for item in todo:
+            if time.perf_counter() - start > budget:
+                break
+            res = _anchor_user(item)
+            out[res["name"]] = res
+            done += 1
+    else:
+        import multiprocessing
+
+        pool = multiprocessing.get_context("fork").Pool(workers)
+        try:
+            for res in pool.imap_unordered(_anchor_user, todo):
+                out[res["name"]] = res
+                done += 1
+                if time.perf_counter() - start > budget:
+                    break
+        finally:
+            pool.terminate()  # users in flight are not cached: the next run trains them
+    print(f"anchor: {done} trained in {time.perf_counter() - start:.0f} s, {len(todo) - done} left for the next run",
+          flush=True)
     return out
 
 
@@ -281,6 +308,7 @@ def main() -> None:
     ap.add_argument("--held-out", action="store_true", help="also rank the held-out users (report them once)")
     ap.add_argument("--no-anchor", action="store_true", help="compare with cached anchor ranks only")
     ap.add_argument("--anchor-only", action="store_true", help="train anchor users (resume), then stop")
+    ap.add_argument("--anchor-workers", type=int, default=1, help="anchor users trained at once (processes)")
     ap.add_argument("--anchor-cache", type=Path, default=Path("/tmp/paperdesk-bench-cache/recommend-anchor"))
     ap.add_argument("--anchor-budget", type=float, default=800.0,
                     help="seconds to spend training anchor users not cached yet")
@@ -298,7 +326,8 @@ def main() -> None:
     print(f"{len(docs)} papers, {len(cand)} candidates after {args.cut} ({len(month)} in its month), "
           f"{len(users)} users ({len(held)} held out); load {time.perf_counter() - t0:.1f} s", flush=True)
 
-    anchor = run_anchor(users, docs, cand, args.cut, args.anchor_cache, 0.0 if args.no_anchor else args.anchor_budget)
+    anchor = run_anchor(users, docs, cand, args.cut, args.anchor_cache, 0.0 if args.no_anchor else args.anchor_budget,
+                        args.anchor_workers)
     if args.anchor_only:
         print(f"anchor: {len(anchor)} of {len(users)} users cached")
         return
