@@ -10,7 +10,7 @@
 2. arXiv daily feed × OpenReview accepted papers: how many OpenReview papers join a feed
    work; recall of the same-paper pairs found by evidence independent of the matcher
    (`silver_pairs`); a random sample of 100 matched pairs is written side by side for
-   hand-checking.
+   hand-checking (`--sample` prints them with their authors and years).
 3. Hard negatives: the pairs of distinct feed papers with the most similar abstracts
    (nearest neighbours by abstract-bigram containment among LSH candidates) — how many the
    matcher would merge (false-merge rate).
@@ -298,40 +298,61 @@ def bench_dblp_acm(
     if score_held_out:
         p, r, f = prf(*_score_part(docs, scored, MATCH_THRESHOLD, held, truth, pos))
         print(f"  HELD-OUT part, shipped threshold: P {p:.4f} R {r:.4f} F1 {f:.4f}")
-    if show_errors:  # development records only: the held-out part is never looked at
-        groups = cluster_scored(docs, scored, MATCH_THRESHOLD, dev)
-        gid = {i: n for n, g in enumerate(groups) for i in g}
-        for a, b in sorted(truth):
-            i, j = pos[a], pos[b]
-            if i in dev and gid[i] != gid[j]:
+    if show_errors:  # development records; the held-out part only with --held-out
+        print_errors(recs, docs, scored, truth, pos, dev, "")
+        if score_held_out:
+            print_errors(recs, docs, scored, truth, pos, held, "HELD-OUT ")
+
+
+def print_errors(
+    recs: Sequence[SourceRecord],
+    docs: Sequence[Doc],
+    scored: Sequence[tuple[float, int, int]],
+    truth: set[tuple[str, str]],
+    pos: dict[str, int],
+    part: set[int],
+    label: str,
+) -> None:
+    """The false negatives (true pairs apart) and false merges of `part` at the shipped
+    threshold, with their evidence."""
+    groups = cluster_scored(docs, scored, MATCH_THRESHOLD, part)
+    gid = {i: n for n, g in enumerate(groups) for i in g}
+    for a, b in sorted(truth):
+        i, j = pos[a], pos[b]
+        if i in part and gid[i] != gid[j]:
+            print(
+                f"  {label}FN",
+                round(score(docs[i], docs[j]), 3),
+                features(docs[i], docs[j]),
+                recs[i].title,
+                "|",
+                recs[j].title,
+                recs[i].year,
+                recs[j].year,
+                recs[i].venue,
+                "|",
+                recs[j].venue,
+                [x.name for x in recs[i].authors],
+                [x.name for x in recs[j].authors],
+            )
+    for g in groups:
+        if len(g) > 1:
+            ks = [docs[i].key for i in g]
+            bad = [(x, y) for x in ks for y in ks if x < y and x.startswith("acm")]
+            if len(g) > 2 or not any((a, b) in truth for a in ks for b in ks):
                 print(
-                    "  FN",
-                    round(score(docs[i], docs[j]), 3),
-                    features(docs[i], docs[j]),
-                    recs[i].title,
-                    "|",
-                    recs[j].title,
-                    recs[i].year,
-                    recs[j].year,
-                    recs[i].venue,
-                    "|",
-                    recs[j].venue,
-                    [x.name for x in recs[i].authors],
-                    [x.name for x in recs[j].authors],
+                    f"  {label}FP", [(recs[i].title, recs[i].year, recs[i].venue) for i in g], len(bad)
                 )
-        for g in groups:
-            if len(g) > 1:
-                ks = [docs[i].key for i in g]
-                bad = [(x, y) for x in ks for y in ks if x < y and x.startswith("acm")]
-                if len(g) > 2 or not any((a, b) in truth for a in ks for b in ks):
-                    print("  FP", [(recs[i].title, recs[i].year, recs[i].venue) for i in g], len(bad))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
-    ap.add_argument("--errors", action="store_true", help="print DBLP-ACM errors")
+    ap.add_argument(
+        "--errors", action="store_true",
+        help="print DBLP-ACM errors (of the held-out part too with --held-out)",
+    )
     ap.add_argument("--only", choices=["dblp-acm", "feed"], default=None)
     ap.add_argument("--repeats", type=int, default=3, help="repeated k-fold splits")
     ap.add_argument("--folds", type=int, default=5)
@@ -343,11 +364,16 @@ def main() -> None:
         action="store_true",
         help="feed: score only pairs with an OpenReview side (a light recall check)",
     )
+    ap.add_argument(
+        "--sample",
+        action="store_true",
+        help="feed: print the 100 random matched pairs (titles, authors, years) to label by hand",
+    )
     args = ap.parse_args()
     if args.only in (None, "dblp-acm"):
         bench_dblp_acm(args.data, args.errors, args.repeats, args.folds, args.held_out)
     if args.only in (None, "feed"):
-        bench_feed_openreview(args.data, args.out, not args.no_hard_negatives)
+        bench_feed_openreview(args.data, args.out, not args.no_hard_negatives, args.sample)
 
 
 def openreview_scores(docs: Sequence[Doc], nf: int) -> list[tuple[float, int, int]]:
@@ -365,7 +391,14 @@ def openreview_scores(docs: Sequence[Doc], nf: int) -> list[tuple[float, int, in
     return undecided(docs, out, common)
 
 
-def bench_feed_openreview(data: Path, out: Path, hard_negatives: bool = True) -> None:
+def _names(r: SourceRecord, most: int = 8) -> str:
+    names = [a.name for a in r.authors]
+    return "; ".join(names[:most]) + (f" (+{len(names) - most})" if len(names) > most else "")
+
+
+def bench_feed_openreview(
+    data: Path, out: Path, hard_negatives: bool = True, show_sample: bool = False
+) -> None:
     t0 = time.perf_counter()
     c0 = time.process_time()
     feed = load_feed(data)
@@ -423,12 +456,22 @@ def bench_feed_openreview(data: Path, out: Path, hard_negatives: bool = True) ->
     sample = random.Random(42).sample(matched, min(100, len(matched)))
     path = out / "feed_openreview_sample.tsv"
     with open(path, "w", encoding="utf-8") as fh:
-        fh.write("score\tarxiv\topenreview\tarxiv_title\topenreview_title\n")
-        for fi, oi in sample:
+        fh.write(
+            "n\tscore\tarxiv\topenreview\tarxiv_title\topenreview_title\tarxiv_year\t"
+            "openreview_year\tarxiv_authors\topenreview_authors\n"
+        )
+        for n, (fi, oi) in enumerate(sample, 1):
+            fa, oa = recs[fi], recs[oi]
             fh.write(
-                f"{score(docs[fi], docs[oi]):.3f}\t{recs[fi].key}\t{recs[oi].key}\t"
-                f"{recs[fi].title_text}\t{recs[oi].title_text}\n"
+                f"{n}\t{score(docs[fi], docs[oi]):.3f}\t{fa.key}\t{oa.key}\t{fa.title_text}\t"
+                f"{oa.title_text}\t{fa.year}\t{oa.year}\t{_names(fa)}\t{_names(oa)}\n"
             )
+            if show_sample:
+                print(
+                    f"  [{n}] {score(docs[fi], docs[oi]):.3f} {fa.key} ({fa.year}) | {oa.key} "
+                    f"({oa.venue}, {oa.year})\n      A: {fa.title_text}\n      O: {oa.title_text}"
+                    f"\n      A: {_names(fa)}\n      O: {_names(oa)}"
+                )
     print(f"  random sample of {len(sample)} matched pairs for hand-checking: {path}")
     if not hard_negatives:
         return

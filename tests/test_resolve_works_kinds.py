@@ -161,3 +161,45 @@ def test_store_links_the_comment_on_the_paper_page(tmp_path: Path) -> None:
         html = urllib.request.urlopen(f"{base}/papers/{w_paper}", timeout=10).read().decode()
     assert "Related records" in html
     assert f'Comment: <a class="tex" href="/papers/{w_comment}">' in html
+
+
+def test_one_paper_in_two_libraries_words_meets_itself() -> None:
+    # DBLP–ACM development pairs the matcher missed: a title reworded by the library, a
+    # subtitle given without a colon plus a misspelt family name, a dropped digit.
+    pairs = [
+        ("conf/sigmod/Aggarwal03", "872826"),
+        ("journals/sigmod/Rosneblatt94", "190649"),
+        ("journals/sigmod/SilberschatzSU96", "381886"),
+    ]
+    records = dblp_acm({x for p in pairs for x in p})
+    assert _groups(records) == {frozenset({f"dblp:{d}", f"acm:{a}"}) for d, a in pairs}
+    # Aggarwal's other 2003 framework for evolving data streams shares most of the words
+    # but not all of their stems: another paper.
+    by_key = {r.key: r for r in records}
+    sibling = rec(
+        "mylist", "clustream", title="A Framework for Clustering Evolving Data Streams",
+        authors=["Charu C. Aggarwal"], year=2003, venue="VLDB",
+    )
+    a, b = make_docs([by_key["dblp:conf/sigmod/Aggarwal03"], sibling])
+    assert score(a, b) < MATCH_THRESHOLD
+    # The same reworded title by other authors, or a year later, names nothing.
+    for kw in ({"authors": ["Jiawei Han"], "year": 2003}, {"authors": ["Charu C. Aggarwal"], "year": 2004}):
+        other = rec("mylist", "x", title="A framework for diagnosing changes in evolving data streams", **kw)
+        assert score(a, make_doc(other)) < MATCH_THRESHOLD
+
+
+def test_spelled_numbers_session_labels_and_column_years() -> None:
+    def doc(title: str, year: int = 1999, who: str = "Opher Etzion") -> object:
+        return make_doc(rec("x", title, title=title, authors=[who], year=year, venue="SIGMOD Record"))
+
+    fourth = doc("Report on the 4th International Workshop on Next Generation Systems")
+    assert score(fourth, doc("Report on the fourth international workshop on next generation systems")) >= MATCH_THRESHOLD
+    assert score(fourth, doc("Report on the fifth international workshop on next generation systems")) < MATCH_THRESHOLD
+    # 'Tutorial: X' in one library is 'X (tutorial session)' in another.
+    tut = doc("Tutorial: Query Processing in Sensor Networks", 2004, "Johannes Gehrke")
+    assert tut.title == "query processing in sensor networks" and tut.note == "tutorial"
+    assert score(tut, doc("Query processing in sensor networks (tutorial session)", 2004, "Johannes Gehrke")) >= MATCH_THRESHOLD
+    # A column recurs every issue: the same editor's column of another year is another item.
+    col = doc("Reminiscences on Influential Papers", 2001, "Kenneth A. Ross")
+    assert score(col, doc("Reminiscences on influential papers", 2001, "Kenneth A. Ross")) >= MATCH_THRESHOLD
+    assert score(col, doc("Reminiscences on influential papers", 2002, "Kenneth A. Ross")) < MATCH_THRESHOLD

@@ -29,7 +29,7 @@ import numpy as np
 from rapidfuzz import fuzz
 
 from paperdesk.resolve.blocking import abstract_keys, candidate_pairs, title_keys
-from paperdesk.resolve.works import Doc
+from paperdesk.resolve.works import STOPWORDS, Doc
 from paperdesk.resolve.works_text import REVIEW_NOTE, is_generic, venue_agreement
 
 MATCH_THRESHOLD = 0.50
@@ -101,6 +101,9 @@ def features(
             len(a.surnames & b.name_tokens) / len(a.surnames),
             len(b.surnames & a.name_tokens) / len(b.surnames),
         )
+        if f["authors"] < 1.0 and (f.get("title", 0.0) >= TITLE_VETO or _prefix_match(a, b)):
+            # Only where the title leaves the authors to decide: it costs.
+            f["authors"] = max(f["authors"], _fuzzy_authors(a, b))
     if a.year and b.year:
         f["year_gap"] = float(abs(a.year - b.year))
     if "short_title" in f and f.get("authors", 0.0) >= 0.5:
@@ -120,12 +123,117 @@ def _marks(d: Doc) -> frozenset[str]:
 
 
 def _head_match(a: Doc, b: Doc) -> bool:
-    """One record's whole title is the other's main title (the part before its subtitle).
-    Two equal main titles with different subtitles are not evidence: that is how sequels
-    and follow-ups are named ('Task-Adapter: …' and 'Task-Adapter++: …')."""
+    """One record's whole title is the other's main title (the part before its subtitle),
+    or the words it opens with (`_prefix_match`). Two equal main titles with different
+    subtitles are not evidence: that is how sequels and follow-ups are named
+    ('Task-Adapter: …' and 'Task-Adapter++: …')."""
     return bool(
-        (a.title_head and a.title_head == b.title) or (b.title_head and b.title_head == a.title)
+        (a.title_head and a.title_head == b.title)
+        or (b.title_head and b.title_head == a.title)
+        or _prefix_match(a, b)
     )
+
+
+PREFIX_WORDS = 4
+"""A title must have at least this many words to name a paper by being the opening of the
+other's title."""
+
+
+def _prefix_match(a: Doc, b: Doc) -> bool:
+    """One whole title of PREFIX_WORDS or more words opens the other: a library that
+    drops a subtitle given without a colon ('Unix RDBMS: the next generation' for 'Unix
+    RDBMS: the next generation what are the Unix relational-database vendors doing …')."""
+    short, long = (a.title, b.title) if len(a.title) <= len(b.title) else (b.title, a.title)
+    return (
+        bool(short)
+        and len(long) > len(short)
+        and long.startswith(short)
+        and long[len(short)] == " "
+        and short.count(" ") + 1 >= PREFIX_WORDS
+    )
+
+
+FUZZY_NAME = 85
+"""rapidfuzz ratio at which a family name counts as another's misspelling
+('Rosneblatt' / 'Rosenblatt')."""
+
+
+def _fuzzy_authors(a: Doc, b: Doc) -> float:
+    """`features`' author share, a family name of 5+ letters also counting as found when a
+    name word of the other list of the same initial is within FUZZY_NAME of it (one
+    library's typo, a transliteration)."""
+    best = 0.0
+    for x, y in ((a, b), (b, a)):
+        if len(x.surnames) > FUZZY_MAX_NAMES:
+            continue
+        found = 0
+        for s in x.surnames:
+            if s in y.name_tokens or (
+                len(s) >= 5
+                and any(
+                    t[0] == s[0] and abs(len(t) - len(s)) <= 2 and fuzz.ratio(s, t) >= FUZZY_NAME
+                    for t in y.name_tokens
+                )
+            ):
+                found += 1
+        best = max(best, found / len(x.surnames))
+    return best
+
+
+FUZZY_MAX_NAMES = 12
+"""Author lists longer than this are compared exactly only (bounded cost: a long list's
+share barely moves for one misspelt name)."""
+
+
+REWORDED_RATIO = 0.5
+"""Title similarity from which a reworded title by the same authors may still name the
+same paper (`_reworded`); below TITLE_VETO it never does otherwise."""
+REWORDED_STEMS = 0.7
+"""Jaccard of the two titles' word stems for `_reworded`."""
+REWORDED_TITLE = 0.85
+"""The title evidence a reworded title counts as."""
+_SUFFIX = re.compile(r"(?:ations?|ings?|ions?|ed|es|is|s|e|al|ly)$")
+
+
+def _stems(title: str) -> set[str]:
+    """Content words cut to a crude stem ('diagnosing', 'diagnosis' -> 'diagnos')."""
+    out = set()
+    for w in title.split():
+        if w in STOPWORDS:
+            continue
+        st = _SUFFIX.sub("", w) if len(w) > 4 else w
+        out.add(st or w)
+    return out
+
+
+def _maybe_reworded(a: Doc, b: Doc) -> bool:
+    """The cheap necessary conditions of `_reworded` (set operations only): same year,
+    every family name of one list among the other's name words."""
+    return bool(
+        a.year
+        and a.year == b.year
+        and a.surnames
+        and b.surnames
+        and (a.surnames <= b.name_tokens or b.surnames <= a.name_tokens)
+    )
+
+
+def _reworded(a: Doc, b: Doc, f: dict[str, float]) -> bool:
+    """Two titles with the same word stems in another order or inflection ('A framework for
+    change diagnosis of data streams' / 'A framework for diagnosing changes in evolving
+    data streams') by the same authors (every name of one list in the other), in the same
+    year, at venues that do not disagree, neither title generic: one paper listed in its
+    library's words. Sibling papers of one group in one year share words but not all."""
+    if not (REWORDED_RATIO <= f.get("title", 0.0) < TITLE_VETO):
+        return False
+    if not _maybe_reworded(a, b) or a.generic or b.generic or a.note != b.note:
+        return False
+    if venue_agreement(a.venue, a.venue_kind, b.venue, b.venue_kind) < 0:
+        return False
+    sa, sb = _stems(a.title), _stems(b.title)
+    if min(len(sa), len(sb)) < PREFIX_WORDS:
+        return False
+    return len(sa & sb) / len(sa | sb) >= REWORDED_STEMS
 
 
 def score(a: Doc, b: Doc, floor: float = 0.0, shared_title: bool = False) -> float:
@@ -146,7 +254,11 @@ def score(a: Doc, b: Doc, floor: float = 0.0, shared_title: bool = False) -> flo
     if floor > 0.0:
         if a.title and b.title and floor > TITLE_VETO / 4:
             ratio = fuzz.ratio(a.title, b.title)
-            if ratio < 100 * TITLE_VETO and not _head_match(a, b):
+            if (
+                ratio < 100 * TITLE_VETO
+                and not _head_match(a, b)
+                and (ratio < 100 * REWORDED_RATIO or not _maybe_reworded(a, b))
+            ):
                 return 0.0  # the veto below caps it at ratio / 4 < TITLE_VETO / 4
         na, nb = len(a.abstract_shingles), len(b.abstract_shingles)
         if na >= MIN_SHINGLES and nb >= MIN_SHINGLES:
@@ -154,6 +266,8 @@ def score(a: Doc, b: Doc, floor: float = 0.0, shared_title: bool = False) -> flo
             if ABSTRACT_BASE + contained < floor and (ratio is None or ratio < 100 * SAME_TITLE):
                 return 0.0  # capped at ABSTRACT_BASE + containment below
     f = features(a, b, ratio, contained)
+    if _reworded(a, b, f):
+        f["title"] = REWORDED_TITLE
     num = den = 0.0
     for name, w in (("title", W_TITLE), ("abstract", W_ABSTRACT), ("authors", W_AUTHORS)):
         if name in f:
@@ -177,7 +291,7 @@ def score(a: Doc, b: Doc, floor: float = 0.0, shared_title: bool = False) -> flo
         # Different titles are different papers even when the abstracts agree: arXiv holds
         # pairs of distinct papers uploaded with one abstract by mistake.
         s = min(s, f["title"] / 4)
-    elif "title" in f and (ma := _marks(a)) != (mb := _marks(b)) and (ma and mb or "++" in ma | mb):
+    elif "title" in f and _numbers_differ(a, b, f):
         # 'NTIRE 2025 Challenge …' / 'NTIRE 2026 Challenge …', 'EuroLLM-9B' / 'EuroLLM-22B'.
         s = min(s, 0.25)
     elif "title" in f and "authors" not in f and "abstract" not in f:
@@ -194,6 +308,50 @@ def score(a: Doc, b: Doc, floor: float = 0.0, shared_title: bool = False) -> flo
     return max(0.0, min(1.0, s))
 
 
+def _dropped_digit(ma: frozenset[str], mb: frozenset[str], f: dict[str, float]) -> bool:
+    """The titles' numbers differ by one library's typo: each number of one title inside
+    the other's, both titles otherwise near-equal, by the same authors in the same year
+    ('… into the 1st century' for '… into the 21st century'). 'BioASQ 2024' / '2025',
+    '9B' / '22B' stay apart."""
+    if f.get("title", 0.0) < DROPPED_DIGIT_TITLE or f.get("authors", 0.0) < 1.0:
+        return False
+    if f.get("year_gap", 1.0) != 0.0 or "++" in ma ^ mb:
+        return False
+    only_a, only_b = ma - mb, mb - ma
+    if len(only_a) != 1 or len(only_b) != 1:
+        return False
+    x, y = next(iter(only_a)), next(iter(only_b))
+    return x != y and (x in y or y in x)
+
+
+_NUMBER_WORDS = {
+    w: str(n)
+    for n, ws in enumerate(
+        [
+            "", "one first", "two second", "three third", "four fourth", "five fifth",
+            "six sixth", "seven seventh", "eight eighth", "nine ninth", "ten tenth",
+            "eleven eleventh", "twelve twelfth",
+        ]
+    )
+    for w in ws.split()
+}
+
+
+def _numbers_differ(a: Doc, b: Doc, f: dict[str, float]) -> bool:
+    """Both titles carry numbers (or one a '++') and they differ — unless a number word
+    accounts for the difference ('the 4th workshop' is 'the fourth workshop') or one
+    library dropped a digit (`_dropped_digit`) — or their number words name different
+    numbers ('the 4th workshop', 'the fifth workshop')."""
+    ma, mb = _marks(a), _marks(b)
+    na = ma | {_NUMBER_WORDS[w] for w in a.title.split() if w in _NUMBER_WORDS}
+    nb = mb | {_NUMBER_WORDS[w] for w in b.title.split() if w in _NUMBER_WORDS}
+    if ma != mb and (ma and mb or "++" in ma | mb):
+        return na != nb and not _dropped_digit(ma, mb, f)
+    return bool(na - nb and nb - na)
+
+
+DROPPED_DIGIT_TITLE = 0.98
+"""Title similarity for `_dropped_digit`."""
 NOTE_TIE = 0.02
 """Taken off when the titles' bracketed notes differ: a tie-break, like the year's."""
 GENERIC_CAP = 0.2
@@ -213,8 +371,9 @@ def _title_cap(a: Doc, b: Doc, f: dict[str, float], shared_title: bool) -> float
     """The most a pair with similar titles may score given what else they say.
 
     A generic title (front matter, a column, or one that other distinct items carry), or
-    a book review against a record under the book's title, names nothing: the authors must agree, the years be at most one apart, the venues and
-    first pages not disagree. Any title: a journal and a conference venue a year or more
+    a book review against a record under the book's title, names nothing: the authors
+    must agree, the years be equal (front matter and columns recur every issue) or at
+    most one apart (other shared titles), the venues and first pages not disagree. Any title: a journal and a conference venue a year or more
     apart are two publications (a conference paper and its journal version)."""
     venue = venue_agreement(a.venue, a.venue_kind, b.venue, b.venue_kind)
     gap = f.get("year_gap", 0.0)
@@ -222,8 +381,10 @@ def _title_cap(a: Doc, b: Doc, f: dict[str, float], shared_title: bool) -> float
     if a.generic or b.generic or shared_title or review:
         if f.get("authors", 0.0) < 0.5 and f.get("abstract", 0.0) < 0.5:
             return GENERIC_CAP
-        if gap > 1 or venue < 0 or (a.pages and b.pages and a.pages != b.pages):
+        if venue < 0 or (a.pages and b.pages and a.pages != b.pages):
             return GENERIC_CAP
+        if gap > (0 if a.generic or b.generic else 1):
+            return GENERIC_CAP  # a column recurs every issue: another year's is another
     elif venue < 0 and gap >= 1:
         return GENERIC_CAP
     return 1.0

@@ -50,6 +50,11 @@ _ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$")
 
 _DIGITS = re.compile(r"\d+")
 _BRACKETED = re.compile(r"\([^()]{0,80}\)|\[[^\[\]]{0,80}\]")
+_LABEL = re.compile(
+    r"\s*(tutorial|panel|keynote(?: address| talk)?|invited talk|demo|demonstration)\s*:\s*",
+    re.IGNORECASE,
+)
+_LABEL_INITIALS = frozenset(" TtPpKkIiDd")
 _SUBTITLE = re.compile(r"\s*(?::|\?(?=\s+\S)|\s-{1,2}\s|\s—\s)\s*")
 # Words that carry no identity: dropped from token sets (not from the title string).
 STOPWORDS = frozenset(
@@ -398,11 +403,16 @@ def make_docs(records: Sequence[RecordView]) -> list[Doc]:
         kinds, core = title_kinds(folded) if folded else (frozenset(), "")
         # Bracketed notes are the library's, not the paper's: '(Panel Abstract)', '(demo)';
         # so is a trailing 'Guest Editors' Foreword' (both kept as the `note`).
-        bare = _BRACKETED.sub(" ", raw_title)
+        # So is a leading session label: 'Tutorial: Data access' is 'Data access (tutorial
+        # session)' in another library.
+        m = _LABEL.match(raw_title) if raw_title[:1] in _LABEL_INITIALS else None
+        label = m.group(1) if m and len(raw_title) - m.end() >= 8 else ""
+        named_raw = raw_title[m.end() :] if m and label else raw_title
+        bare = _BRACKETED.sub(" ", named_raw)
         has_notes = bare != raw_title
         named, front = front_matter_tail(fold(bare) if has_notes else folded) if folded else ("", "")
         title = norm_text(named if bare.strip() else raw_title)
-        head = _SUBTITLE.split(raw_title, maxsplit=1)
+        head = _SUBTITLE.split(named_raw, maxsplit=1)
         title_head = norm_text(head[0]) if len(head) > 1 else ""
         t_lists.append(title.split())
         abstract = (record.abstract_text or record.abstract or "")[:_ABSTRACT_CHARS]
@@ -420,7 +430,9 @@ def make_docs(records: Sequence[RecordView]) -> list[Doc]:
                 first_page(getattr(record, "extra", None)),
                 lead_key(_words(lead_text(abstract))),
                 " ".join(
-                    [norm_text(n) for n in _BRACKETED.findall(raw_title)] + [norm_text(front)]
+                    [norm_text(label)]
+                    + [norm_text(n) for n in _BRACKETED.findall(named_raw)]
+                    + [norm_text(front)]
                 ).strip()
                 if has_notes or front
                 else "",
