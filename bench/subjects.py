@@ -32,7 +32,13 @@ from paperdesk.subjects.classifier import (
     load_model,
 )
 from paperdesk.subjects.feed import read_feed, time_split
-from paperdesk.subjects.training import evaluate, rolling, score_examples, train_from_feed
+from paperdesk.subjects.training import (
+    context_for,
+    evaluate,
+    rolling,
+    score_examples,
+    train_from_feed,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("PAPERDESK_SHARED_DATA", ROOT.parent / "shared" / "data"))
@@ -95,7 +101,7 @@ def rolling_bench(args: argparse.Namespace) -> None:
             f"  {r['month']}: {t['papers']:>5} papers, train {r['train']:,}; text top-1 "
             f"{t['top1']:.4f} top-3 {t['top3']:.4f} ECE {t['ece']:.4f} | with context top-1 "
             f"{c.get('top1', 0):.4f} top-3 {c.get('top3', 0):.4f} ECE {c.get('ece', 0):.4f} "
-            f"(weight {r['context_weight']}, {r.get('with_history', 0):.0%} with history; "
+            f"(weights {r['context_weights']}, {r.get('with_history', 0):.0%} with history; "
             f"{r['cpu_s']} CPU-s)",
             flush=True,
         )
@@ -119,6 +125,7 @@ def rolling_bench(args: argparse.Namespace) -> None:
 def shipped(args: argparse.Namespace) -> None:
 
     out: dict[str, object] = {}
+    tr, ca, test = time_split(list(read_feed(FEED)))
     if args.train:
         model, report, test = train_from_feed(FEED)
         path = model.save(args.model or default_model_path())
@@ -127,12 +134,13 @@ def shipped(args: argparse.Namespace) -> None:
     else:
         path = args.model or default_model_path()
         model = load_model(path)
-        test = time_split(list(read_feed(FEED)))[2]
+    context = context_for(model, tr + ca, test)
+    print(f"context weights {model.context_weights or 'none (text alone)'}")
     out["model_bytes"] = path.stat().st_size
     out["model"] = {k: model.meta.get(k) for k in ("model_id", "train_months", "calib_months")}
     print(f"model {path} ({path.stat().st_size / 1e6:.2f} MB), {len(model.classes)} subjects")
 
-    m = evaluate(model, test)
+    m = evaluate(model, test, context=context)
     out["test"] = m
     print(
         f"\nheld-out month(s) {sorted({e.month for e in test})}: {m['papers']:,} papers\n"
@@ -145,7 +153,7 @@ def shipped(args: argparse.Namespace) -> None:
     for c, f in m["f1"].items():
         print(f"    F1 {c:<20} {f:.3f}")
 
-    scores = score_examples(model, test)
+    scores = score_examples(model, test, context)
     out["reliability"] = reliability(scores)
     print("\n  reliability (confidence bin: papers, mean confidence, accuracy)")
     for row in out["reliability"]:

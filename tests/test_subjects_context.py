@@ -19,8 +19,8 @@ from paperdesk.cli import main
 from paperdesk.ingest import ingest_paths
 from paperdesk.store import open_store
 from paperdesk.subjects.classifier import SubjectModel
-from paperdesk.subjects.context import History, context_keys, evidence_from_counts
-from paperdesk.subjects.feed import read_feed
+from paperdesk.subjects.context import History, context_keys, evidence, online_evidence
+from paperdesk.subjects.feed import Example, read_feed
 from paperdesk.subjects.training import examples_from_store
 
 
@@ -28,17 +28,33 @@ def test_history_evidence_favours_the_authors_subject() -> None:
     examples = list(read_feed(shared_file(FEED_SAMPLE)))
     classes = sorted({s for e in examples for s in e.subjects})
     prior = np.full(len(classes), 1.0 / len(classes))
-    hist = History(classes)
+    hist = History()
     for e in examples[:-1]:
         hist.add(e.context, e.subjects)
     # An author with earlier cs.CV papers only: cs.CV gains, an unrelated subject loses.
-    author = next(k for k, row in hist.counts.items() if set(row) == {classes.index("cs.CV")})
-    ev = hist.evidence([[author], ["a:nobody at all"]], prior)
-    assert ev[0, classes.index("cs.CV")] > 0.5 > ev[0].min()
-    assert not ev[1].any()  # no history: no evidence either way
-    # The store's shape of the same counts gives the same evidence.
-    row = {classes[i]: n for i, n in hist.counts[author].items()}
-    assert np.allclose(evidence_from_counts([row], classes, prior)[0], ev[0])
+    author = next(k for k, row in hist.counts.items() if k.startswith("a:") and set(row) == {"cs.CV"})
+    ev = evidence([hist.of([author]), hist.of(["a:nobody at all"])], classes, prior)
+    assert ev["authors"][0, classes.index("cs.CV")] > 0.5 > ev["authors"][0].min()
+    assert not ev["authors"][1].any() and not ev["venue"].any()  # no history: no evidence
+    # A venue's history is evidence of its own kind.
+    venue = next(k for k in hist.counts if k.startswith("v:"))
+    assert evidence([hist.of([venue])], classes, prior)["venue"].any()
+
+
+def test_online_evidence_sees_earlier_days_only() -> None:
+    classes = ["cs.CL", "cs.CV", "cs.RO"]
+    prior = np.full(3, 1.0 / 3)
+
+    def paper(n: int, subject: str, date: str) -> Example:
+        return Example(id=f"x{n}", title="", abstract="", subjects=(subject,), date=date, context=("a:z",))
+
+    # Papers of one author: the first day's has no history, the next day's two see the
+    # first's, not each other's.
+    one, two, three = paper(1, "cs.RO", "2030-01-01"), paper(2, "cs.CV", "2030-01-02"), paper(3, "cs.CL", "2030-01-02")
+    ev = online_evidence(History(), [three, one, two], classes, prior)["authors"]
+    ro = 2
+    assert not ev[1].any()
+    assert ev[0, ro] > 0 and ev[2, ro] > 0 and np.allclose(ev[0], ev[2])
 
 
 def test_classify_keeps_context_and_train_reads_the_store(tmp_path: Path) -> None:
@@ -61,7 +77,7 @@ def test_classify_keeps_context_and_train_reads_the_store(tmp_path: Path) -> Non
     report = orjson.loads(res.output)
     assert report["train_papers"] > 2000 and report["test_months"] == ["2026-04"]
     model = SubjectModel.load(model_path)
-    assert model.context_weight > 0  # the calibration month says the history helps
+    assert model.context_weights["authors"] > 0  # the calibration month says the history helps
     res = r.invoke(
         main, ["--db", str(db), "classify", "--json"], env={"PAPERDESK_SUBJECTS_MODEL": str(model_path)}
     )
@@ -76,5 +92,14 @@ def test_classify_keeps_context_and_train_reads_the_store(tmp_path: Path) -> Non
         assert all(sum(row.values()) >= 1 for row in counts.values())
         n = store.conn.execute("SELECT COUNT(*) FROM record_context").fetchone()[0]
         assert n >= len(examples)
+        # The store's recent mix is the one the benchmark's history gives the next day's
+        # papers: the primaries of the 14 days before the latest day.
+        hist = History()
+        for e in examples:
+            hist.add(e.context, e.subjects, e.date)
+        last = max(e.date for e in examples)
+        mix = store.subjects.recent_primaries(14)
+        assert mix and mix == hist.recent(last)
+        assert sum(mix.values()) < len(examples) / 3
     res = r.invoke(main, ["--db", str(tmp_path / "empty.db"), "subjects", "train", "--store"])
     assert res.exit_code == 1 and "month" in res.output

@@ -96,11 +96,12 @@ def subjects(
 
         def predictor(
             items: Sequence[tuple[str | None, str | None]],
-            contexts: Sequence[Mapping[str, float]],
+            contexts: Sequence[Mapping[str, Mapping[str, float]]],
         ) -> list[list[dict[str, Any]]]:
-            from paperdesk.subjects.context import evidence_from_counts
+            from paperdesk.subjects.context import evidence
 
-            ev = evidence_from_counts(contexts, model.classes, model.prior)
+            kinds = sorted(model.context_weights)
+            ev = evidence(contexts, model.classes, model.prior, kinds) if kinds else None
             return [scored(p) for p in model.predict(items, context=ev)]
 
     return classify(store, predictor, model_id=model_id, full=full).to_dict()

@@ -226,9 +226,11 @@ def train_cmd(
     ctx: Ctx, feed: Path | None, out: Path | None, test_months: int, from_store: bool,
     as_json: bool,
 ) -> None:
-    """Train the subject model: earlier months train (recent months weigh more), the month
-    before the held-out month(s) calibrates, the latest month(s) test. With --store, the
-    store's records with arXiv subjects are the data. Deterministic for the same data."""
+    """Train the subject model: earlier months train, the month before the held-out
+    month(s) calibrates (the temperature and the weights of the context evidence: the
+    authors' and venue's earlier subjects, the last 14 days' mix), the latest month(s)
+    test. With --store, the store's records with arXiv subjects are the data.
+    Deterministic for the same data."""
     from paperdesk.subjects.classifier import default_model_path
     from paperdesk.subjects.training import (
         examples_from_store,

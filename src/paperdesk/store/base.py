@@ -345,6 +345,11 @@ class SubjectRepository(Protocol):
         (a primary counts 1, a cross-list `secondary_weight`)."""
         ...
 
+    def recent_primaries(self, days: int) -> dict[str, float]:
+        """Subject → records that gave it as their primary in the `days` days before the
+        latest day a record with given subjects appeared (the classifier's recent mix)."""
+        ...
+
     def of_records(self, keys: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
         """Each record's subjects in rank order: `{subject, predicted[, probability,
         primary_probability]}`."""

@@ -21,7 +21,7 @@ import hashlib
 import json
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -33,6 +33,7 @@ from numpy.typing import NDArray
 from scipy.optimize import minimize, minimize_scalar
 
 from paperdesk.settings import SUBJECTS_MODEL
+from paperdesk.subjects.context import KINDS, History, online_evidence
 from paperdesk.subjects.feed import Example
 
 FORMAT = "paperdesk-subjects/1"
@@ -62,8 +63,10 @@ class TrainConfig:
     """Also fit the membership scorers (secondary subjects); the rolling benchmark of the
     primary subject skips them."""
     context: bool = True
-    """Fit the weight of the context evidence (authors' earlier subjects, venue;
+    """Fit the weights of the context evidence (authors' earlier subjects, venue;
     `paperdesk.subjects.context`) on the calibration month."""
+    context_kinds: tuple[str, ...] = KINDS
+    """The kinds of context evidence weighed (`paperdesk.subjects.context.KINDS`)."""
 
 
 @dataclass(frozen=True)
@@ -105,8 +108,9 @@ class SubjectModel:
     temperature: float
     platt: tuple[float, float]
     meta: dict[str, Any] = field(default_factory=dict)
-    context_weight: float = 0.0
-    """Weight of the context evidence (`paperdesk.subjects.context`) in the primary logits."""
+    context_weights: dict[str, float] = field(default_factory=dict)
+    """Weight of each kind of context evidence (`paperdesk.subjects.context.KINDS`) in the
+    primary logits; empty: the text alone (a model trained without context)."""
 
     @property
     def prior(self) -> NDArray[np.float64]:
@@ -124,13 +128,14 @@ class SubjectModel:
 
     # -- probabilities --
     def primary_proba(
-        self, x: sp.csr_matrix, context: NDArray[np.float64] | None = None
+        self, x: sp.csr_matrix, context: Mapping[str, NDArray[np.float64]] | None = None
     ) -> NDArray[np.float64]:
-        """P(primary = c); `context`: the papers' context evidence (rows of zeros for
-        papers without any), `paperdesk.subjects.context.History.evidence`."""
+        """P(primary = c); `context`: the papers' context evidence by kind (rows of zeros
+        for papers without any), `paperdesk.subjects.context.evidence`."""
         z = self.primary.scores(x) / self.temperature
-        if context is not None and self.context_weight:
-            z = z + self.context_weight * context
+        for kind, w in self.context_weights.items():
+            if context is not None and kind in context and w:
+                z = z + w * context[kind]
         return _softmax(z)
 
     def member_proba(self, x: sp.csr_matrix) -> NDArray[np.float64]:
@@ -143,7 +148,7 @@ class SubjectModel:
         *,
         max_subjects: int = 5,
         min_probability: float = 0.4,
-        context: NDArray[np.float64] | None = None,
+        context: Mapping[str, NDArray[np.float64]] | None = None,
     ) -> list[Prediction]:
         """Predictions for (title, abstract) pairs; either may be None or empty.
 
@@ -192,7 +197,7 @@ class SubjectModel:
                         "format": FORMAT,
                         "temperature": self.temperature,
                         "platt": list(self.platt),
-                        "context_weight": self.context_weight,
+                        "context_weights": self.context_weights,
                     }
                 )
             ),
@@ -240,7 +245,9 @@ class SubjectModel:
                 temperature=float(meta["temperature"]),
                 platt=(float(meta["platt"][0]), float(meta["platt"][1])),
                 meta=meta,
-                context_weight=float(meta.get("context_weight", 0.0)),
+                context_weights={
+                    str(k): float(v) for k, v in (meta.get("context_weights") or {}).items()
+                },
             )
 
 
@@ -306,13 +313,12 @@ def train(
         member = primary
     model = SubjectModel(classes, idf, primary, member, 1.0, (1.0, 0.0), meta)
     context = None
-    if cfg.context and calib_set:
-        from paperdesk.subjects.context import History
-
-        hist = History(classes)
+    if cfg.context and calib_set and cfg.context_kinds:
+        # The calibration papers' evidence as a daily run sees it: every earlier paper's.
+        hist = History()
         for e in train_set:
-            hist.add(e.context, e.subjects)
-        context = hist.evidence([e.context for e in calib_set], model.prior)
+            hist.add(e.context, e.subjects, e.date)
+        context = online_evidence(hist, calib_set, classes, model.prior, cfg.context_kinds)
     _calibrate(model, calib_set, calib_x, context)
     return model
 
@@ -363,11 +369,11 @@ def _calibrate(
     model: SubjectModel,
     calib: Sequence[Example],
     counts: sp.csr_matrix | None = None,
-    context: NDArray[np.float64] | None = None,
+    context: Mapping[str, NDArray[np.float64]] | None = None,
 ) -> None:
-    """Fit the softmax temperature (primary) — with `context`, jointly with the context
-    weight — and one Platt scaling (membership) by maximum likelihood on the calibration
-    papers."""
+    """Fit the softmax temperature (primary) — with `context`, jointly with the weight of
+    each kind of context evidence — and one Platt scaling (membership) by maximum
+    likelihood on the calibration papers."""
     index = {c: i for i, c in enumerate(model.classes)}
     keep = np.array([e.primary in index for e in calib], dtype=bool)
     rows = [e for e in calib if e.primary in index]
@@ -388,14 +394,13 @@ def _calibrate(
     model.temperature = float(
         minimize_scalar(lambda t: nll_of(s / t), bounds=(0.02, 20.0), method="bounded").x
     )
-    if context is not None:
-        ctx = context[keep]
-        res = minimize(
-            lambda v: nll_of(s / max(v[0], 0.02) + v[1] * ctx),
-            np.array([model.temperature, 0.5]),
-            method="Nelder-Mead",
+    if context:
+        kinds = sorted(context)
+        theta = _fit_linear_logits(
+            [s, *(context[k][keep] for k in kinds)], y, [1.0 / model.temperature] + [0.5] * len(kinds)
         )
-        model.temperature, model.context_weight = max(float(res.x[0]), 0.02), float(res.x[1])
+        model.temperature = 1.0 / max(float(theta[0]), 0.05)
+        model.context_weights = {k: round(float(w), 6) for k, w in zip(kinds, theta[1:], strict=True)}
     m = model.member.scores(x).ravel()
     target = np.zeros((len(rows), len(model.classes)))
     for i, e in enumerate(rows):
@@ -410,6 +415,25 @@ def _calibrate(
 
     res = minimize(bce, np.array([1.0, 0.0]), method="Nelder-Mead")
     model.platt = (float(res.x[0]), float(res.x[1]))
+
+
+def _fit_linear_logits(
+    parts: Sequence[NDArray[np.float64]], y: NDArray[np.int64], start: Sequence[float]
+) -> NDArray[np.float64]:
+    """The weights θ maximising the likelihood of softmax(Σ θ_k · parts_k) for the labels
+    `y`: convex in θ, so L-BFGS with the exact gradient finds the optimum."""
+    rows = np.arange(len(y))
+
+    def nll(theta: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
+        z = sum(t * p for t, p in zip(theta, parts, strict=True))
+        assert isinstance(z, np.ndarray)
+        z = z - z.max(axis=1, keepdims=True)
+        lse = np.log(np.exp(z).sum(axis=1))
+        prob = np.exp(z - lse[:, None])
+        grad = [-(p[rows, y] - (prob * p).sum(axis=1)).mean() for p in parts]
+        return float(-(z[rows, y] - lse).mean()), np.array(grad)
+
+    return np.asarray(minimize(nll, np.array(start), jac=True, method="L-BFGS-B").x)
 
 
 # -- helpers --

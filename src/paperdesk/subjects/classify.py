@@ -24,7 +24,7 @@ from paperdesk.errors import NotFoundError
 from paperdesk.model import SourceRecord
 from paperdesk.resolve.works_curate import follow, format_id, parse_id
 from paperdesk.store.base import Store, now
-from paperdesk.subjects.context import SECONDARY_WEIGHT, context_keys
+from paperdesk.subjects.context import RECENT_DAYS, RECENT_KEY, SECONDARY_WEIGHT, context_keys
 from paperdesk.subjects.taxonomy import Taxonomy, load, split_categories
 
 CHECKPOINT = "subjects.classify.seq"
@@ -34,13 +34,13 @@ re-classified whole by its next run, not migrated. 2: context keys (`record_cont
 _BATCH = 1000
 
 Predictor = Callable[
-    [Sequence[tuple[str | None, str | None]], Sequence[Mapping[str, float]]],
+    [Sequence[tuple[str | None, str | None]], Sequence[Mapping[str, Mapping[str, float]]]],
     list[list[dict[str, Any]]],
 ]
-"""(title, abstract) pairs and each paper's context (subject → weight of the given subjects
-of its authors' and venue's records) → for each, ranked dicts with `subject`,
-`probability`, `primary_probability` (primary first). Kept abstract so this stage does not
-import numpy."""
+"""(title, abstract) pairs and each paper's context (each of its context keys — authors,
+venue — that has a history → subject → weight of the given subjects of the records holding
+it) → for each, ranked dicts with `subject`, `probability`, `primary_probability` (primary
+first). Kept abstract so this stage does not import numpy."""
 DEFER = 20_000
 """Records to predict are held until the given subjects of the run so far are written (so
 that their authors' histories count, whatever order the records came in), at most this
@@ -152,19 +152,18 @@ def _predict(
     model_id: str,
     report: ClassifyReport,
 ) -> None:
-    """Predict and write the subjects of `records`, each with its context: the summed given
-    subjects of the records sharing its authors or venue."""
+    """Predict and write the subjects of `records`, each with its context: the given
+    subjects of the records sharing each of its authors and its venue, and the store's
+    recent mix of given primaries."""
+    recent = store.subjects.recent_primaries(RECENT_DAYS)
     for start in range(0, len(records), _BATCH):
         part = records[start : start + _BATCH]
         keys = [_context(r) for r in part]
         counts = store.subjects.context_counts([k for ks in keys for k in ks], SECONDARY_WEIGHT)
-        contexts: list[dict[str, float]] = []
-        for ks in keys:
-            c: dict[str, float] = {}
-            for k in ks:
-                for subject, n in counts.get(k, {}).items():
-                    c[subject] = c.get(subject, 0.0) + n
-            contexts.append(c)
+        contexts = [{k: counts[k] for k in ks if k in counts} for ks in keys]
+        if recent:
+            for c in contexts:
+                c[RECENT_KEY] = recent
         preds = predict([(r.title, r.abstract) for r in part], contexts)
         stamp = now()
         subject_rows: list[tuple[Any, ...]] = []

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,7 @@ from paperdesk.subjects.classifier import (
     hashed_counts,
     train,
 )
-from paperdesk.subjects.context import History, context_keys
+from paperdesk.subjects.context import History, context_keys, online_evidence
 from paperdesk.subjects.feed import Example, read_feed, time_split
 from paperdesk.subjects.taxonomy import Taxonomy, load, split_categories
 
@@ -93,21 +93,22 @@ def train_from_examples(
         test_months=sorted({e.month for e in te}),
         classes=len(model.classes),
         seconds=round(seconds, 1),
-        metrics=evaluate(model, te, context=_test_context(model, tr + ca, te)),
+        metrics=evaluate(model, te, context=context_for(model, tr + ca, te)),
     )
     return model, report, te
 
 
-def _test_context(
+def context_for(
     model: SubjectModel, before: Sequence[Example], test: Sequence[Example]
-) -> NDArray[np.float64] | None:
-    """Context evidence of the test papers from every earlier paper's history."""
-    if not model.context_weight or not test:
+) -> dict[str, NDArray[np.float64]] | None:
+    """Context evidence of the test papers as a daily run sees it: the histories of every
+    paper of an earlier day (`before`, then the test papers' earlier days)."""
+    if not model.context_weights or not test:
         return None
-    hist = History(model.classes)
+    hist = History()
     for e in before:
-        hist.add(e.context, e.subjects)
-    return hist.evidence([e.context for e in test], model.prior)
+        hist.add(e.context, e.subjects, e.date)
+    return online_evidence(hist, test, model.classes, model.prior, sorted(model.context_weights))
 
 
 @dataclass
@@ -125,7 +126,7 @@ class Scores:
 def score_examples(
     model: SubjectModel,
     examples: Sequence[Example],
-    context: NDArray[np.float64] | None = None,
+    context: Mapping[str, NDArray[np.float64]] | None = None,
     counts: sp.csr_matrix | None = None,
 ) -> Scores:
     """`context`: the examples' context evidence; `counts`: their hashed term counts."""
@@ -134,17 +135,6 @@ def score_examples(
     else:
         x = model.features([(e.title, e.abstract) for e in examples])
     return Scores([e.primary for e in examples], model.primary_proba(x, context), model.classes)
-
-
-def history_before(
-    model: SubjectModel, examples: Sequence[Example], before: str
-) -> History:
-    """Context histories of the examples of months before `before` (YYYY-MM)."""
-    hist = History(model.classes)
-    for e in examples:
-        if e.month < before:
-            hist.add(e.context, e.subjects)
-    return hist
 
 
 def rolling(
@@ -156,7 +146,8 @@ def rolling(
 ) -> list[dict[str, Any]]:
     """The rolling time split: for each test month, train on every month before the month
     before it, calibrate on that month, test on the month — text only and with context
-    evidence (histories from all earlier months). One dict of figures per month."""
+    evidence (each paper with the histories of every paper of an earlier day, as a daily
+    run sees them). One dict of figures per month."""
     cfg = config or TrainConfig(member=False)
     examples = list(examples)
     counts = hashed_counts(examples, cfg)
@@ -182,16 +173,18 @@ def rolling(
         row: dict[str, Any] = {
             "month": m, "train": len(tr), "calib": len(ca), "cpu_s": round(seconds, 1),
             "temperature": round(model.temperature, 4),
-            "context_weight": round(model.context_weight, 4),
+            "context_weights": {k: round(w, 3) for k, w in model.context_weights.items()},
         }
         text = evaluate(model, test, counts=counts[te])
         row["text"] = {k2: text[k2] for k2 in ("papers", "top1", "top3", "ece")}
-        if cfg.context:
-            hist = history_before(model, examples, m)
-            ctx = hist.evidence([e.context for e in test], model.prior)
+        if cfg.context and model.context_weights:
+            ctx = context_for(model, [e for e in examples if e.month < m], test)
+            assert ctx is not None
             both = evaluate(model, test, context=ctx, counts=counts[te])
             row["context"] = {k2: both[k2] for k2 in ("papers", "top1", "top3", "ece")}
-            row["with_history"] = round(float(np.mean(np.abs(ctx).sum(axis=1) > 0)), 4)
+            row["with_history"] = round(
+                float(np.mean(sum(np.abs(v).sum(axis=1) for v in ctx.values()) > 0)), 4
+            )
         out.append(row)
         if progress:
             progress(row)
@@ -203,7 +196,7 @@ def evaluate(
     examples: Sequence[Example],
     min_support: int = 50,
     *,
-    context: NDArray[np.float64] | None = None,
+    context: Mapping[str, NDArray[np.float64]] | None = None,
     counts: sp.csr_matrix | None = None,
 ) -> dict[str, Any]:
     """Top-1 accuracy and top-3 recall of the primary subject (over all test papers: a

@@ -7,6 +7,7 @@ from __future__ import annotations
 import sqlite3
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
+from datetime import date, timedelta
 from typing import Any
 
 from paperdesk.model import SourceRecord
@@ -95,6 +96,32 @@ class SQLiteSubjects:
                 row = out[key]
                 row[subject] = row.get(subject, 0.0) + w
         return dict(out)
+
+    def recent_primaries(self, days: int) -> dict[str, float]:
+        """Subject → how many records gave it as their primary in the `days` days before
+        the latest day a record with given subjects appeared (that day excluded, as a
+        daily run sees the days before its own)."""
+        row = self.conn.execute(
+            "SELECT r.appeared FROM records r WHERE r.appeared IS NOT NULL AND EXISTS"
+            " (SELECT 1 FROM record_subjects s WHERE s.record_key = r.key AND s.rank = 0"
+            " AND s.predicted = 0) ORDER BY r.appeared DESC LIMIT 1"
+        ).fetchone()
+        if not row or not row[0]:
+            return {}
+        try:
+            last = date.fromisoformat(str(row[0])[:10])
+        except ValueError:
+            return {}
+        start, end = (last - timedelta(days=days)).isoformat(), last.isoformat()
+        return {
+            subject: float(n)
+            for subject, n in self.conn.execute(
+                "SELECT s.subject, COUNT(*) FROM records r JOIN record_subjects s"
+                " ON s.record_key = r.key AND s.rank = 0 AND s.predicted = 0"
+                " WHERE r.appeared >= ? AND r.appeared < ? GROUP BY s.subject",
+                (start, end),
+            )
+        }
 
     def of_records(self, keys: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
         """Stored subjects of each record, rank order: `{subject, predicted[, probability,
