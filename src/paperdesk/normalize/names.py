@@ -87,8 +87,9 @@ def clean_name(text: str) -> str:
     """
     s = text
     if "\\" in s or "{" in s or "}" in s or "~" in s or "$" in s:
-        # after decoding, a brace or tilde left in a name is never part of it
-        s = latex_to_text(s).replace("{", "").replace("}", "").replace("~", " ")
+        # after decoding, a brace, tilde or dollar left in a name is never part of it (an
+        # escaped `\$` kept would be read as math the next time: not idempotent)
+        s = latex_to_text(s).replace("{", "").replace("}", "").replace("~", " ").replace("$", "")
     if '"' in s:
         s = _BARE_UMLAUT.sub(lambda m: m.group(1) + "\u0308", s)
     if "`" in s:
