@@ -251,9 +251,8 @@ class Mine:
                                None if self.E is None else self.E[u["lib"]])
 
 
-GRID = {"authors": (2.0, 4.0, 6.0, 8.0, 12.0), "embedding": (0.0, 0.25, 0.5, 1.0, 1.5),
-        "text": (0.5, 1.0, 1.5), "top_share": (0.25, 0.5, 0.75), "rocchio": (0.0, 0.5, 1.0),
-        "author_keys": (0.0, 0.5, 1.0)}
+GRID = {"authors": (4.0, 8.0, 12.0, 16.0, 24.0), "embedding": (0.5, 1.0, 1.5, 2.0),
+        "text": (0.5, 1.0, 1.5)}
 """The weights `--tune` searches, one at a time from the model's (two passes)."""
 
 

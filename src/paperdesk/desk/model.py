@@ -34,15 +34,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-WEIGHTS = {"text": 1.0, "embedding": 0.5, "authors": 4.0, "subjects": 0.0, "negative": 1.0,
-           "follow_author": 3.0, "follow_subject": 0.5, "top_share": 0.5, "rocchio": 0.0,
-           "author_keys": 0.0}
-"""Signal weights, and three shapes of the signals: `top_share` (the nearest neighbours'
-share of the text and embedding similarity; the centroid has the rest), `rocchio` (how
-much of the candidates' mean the centroid direction subtracts) and `author_keys` (the
-weight of co-authors matched only by first initial and surname). authors / embedding /
-subjects were chosen on the 100 tuning users of bench/recommend.py (12 settings); the
-others set by hand."""
+WEIGHTS = {"text": 1.0, "embedding": 1.0, "authors": 12.0, "subjects": 0.0, "negative": 1.0,
+           "follow_author": 9.0, "follow_subject": 0.5}
+"""authors / embedding / text / subjects chosen on the 100 tuning users of
+bench/recommend.py (a coordinate search, 2026-12-02: authors 4 → 12 and embedding 0.5 → 1
+took recall@100 from 0.765 to ~0.80; an initial+surname co-author match, the nearest
+neighbours' share and a Rocchio centroid were tried too and added < 0.002, so they are not
+here); the others set by hand (follow_author kept at 3/4 of authors)."""
 TOP_K = 3
 """Neighbours averaged for the text and embedding signals."""
 
@@ -163,32 +161,25 @@ class Signals:
     nearest: np.ndarray
     text_top: np.ndarray | None = None
     text_cen: np.ndarray | None = None
-    """pool · centroid, and pool · (pool mean) beside it for `rocchio`, with their norms."""
-    text_mean: np.ndarray | None = None
-    norms: tuple[np.ndarray, float, float] | None = None
     emb_top: np.ndarray | None = None
     emb_cen: np.ndarray | None = None
     emb_has: np.ndarray | None = None
     authors: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    author_keys: np.ndarray | None = None
     follow: np.ndarray = field(default_factory=lambda: np.zeros(0))
     subjects: np.ndarray = field(default_factory=lambda: np.zeros(0))
     follow_subject: np.ndarray = field(default_factory=lambda: np.zeros(0))
     negative: np.ndarray | None = None
 
 
-def signals(profile: Profile, pool: Pool, keys: bool = True) -> Signals:
-    """Every weight-independent part of the candidates' scores (`keys`: also the
-    co-author matches by initial and surname, needed when `author_keys` weighs)."""
+def signals(profile: Profile, pool: Pool) -> Signals:
+    """Every weight-independent part of the candidates' scores."""
     n = len(pool.docs)
     sig = Signals(n, np.zeros(n, dtype=np.int64))
     if profile.pos_text.shape[0]:
         sims = np.asarray((pool.text @ profile.pos_text.T).todense(), dtype=np.float32)
         sig.text_top, sig.nearest = _neighbours(sims, TOP_K)
         centroid = np.asarray(profile.pos_text.mean(axis=0)).ravel()
-        mean = np.asarray(pool.text.mean(axis=0)).ravel()
-        sig.text_cen, sig.text_mean = pool.text @ centroid, pool.text @ mean
-        sig.norms = (centroid, float(centroid @ mean), float(mean @ mean))
+        sig.text_cen = (pool.text @ centroid) / (np.linalg.norm(centroid) or 1.0)
     if profile.pos_vectors is not None and pool.vectors is not None and len(profile.pos_vectors):
         esims = pool.vectors @ profile.pos_vectors.T
         sig.emb_top, enear = _neighbours(esims, TOP_K)
@@ -213,8 +204,6 @@ def signals(profile: Profile, pool: Pool, keys: bool = True) -> Signals:
                 if a in profile.follow_authors:
                     sig.follow[i] = 1.0
             sig.authors[i] = s
-    if keys and profile.coauthors:
-        sig.author_keys = _key_matches(profile, pool)
     sig.subjects = np.zeros(n)
     sig.follow_subject = np.zeros(n)
     npos = max(1, len(profile.pos_docs))
@@ -238,26 +227,18 @@ def combine(sig: Signals, weights: dict[str, float] | None = None) -> Scored:
     n = sig.n
     parts: dict[str, np.ndarray] = {}
     total = np.zeros(n, dtype=np.float64)
-    share = w["top_share"]
-    if sig.text_top is not None and sig.text_cen is not None and sig.text_mean is not None and sig.norms:
-        centroid, cm, mm = sig.norms
-        b = w["rocchio"]
-        cen = sig.text_cen - b * sig.text_mean
-        norm = math.sqrt(max(float(centroid @ centroid) - 2 * b * cm + b * b * mm, 0.0)) or 1.0
-        parts["text"] = share * sig.text_top + (1 - share) * cen / norm
+    if sig.text_top is not None and sig.text_cen is not None:
+        parts["text"] = 0.5 * sig.text_top + 0.5 * sig.text_cen
         total += w["text"] * _z(parts["text"])
     if sig.emb_top is not None and sig.emb_cen is not None and sig.emb_has is not None:
-        parts["embedding"] = share * sig.emb_top + (1 - share) * sig.emb_cen
+        parts["embedding"] = 0.5 * sig.emb_top + 0.5 * sig.emb_cen
         has = sig.emb_has
         emb = np.zeros(n)
         emb[has] = _z(parts["embedding"][has]) if has.any() else parts["embedding"][has]
         total += w["embedding"] * emb
-    authors = sig.authors
-    if w["author_keys"] and sig.author_keys is not None:
-        authors = authors + w["author_keys"] * sig.author_keys
-    parts["authors"] = authors
+    parts["authors"] = sig.authors
     parts["follow_author"] = sig.follow
-    total += w["authors"] * authors + w["follow_author"] * sig.follow
+    total += w["authors"] * sig.authors + w["follow_author"] * sig.follow
     parts["subjects"] = sig.subjects
     parts["follow_subject"] = sig.follow_subject
     total += w["subjects"] * sig.subjects + w["follow_subject"] * sig.follow_subject
@@ -269,30 +250,7 @@ def combine(sig: Signals, weights: dict[str, float] | None = None) -> Scored:
 
 def score(profile: Profile, pool: Pool, weights: dict[str, float] | None = None) -> Scored:
     """Every candidate's score and its parts (see the module docstring)."""
-    w = {**WEIGHTS, **(weights or {})}
-    return combine(signals(profile, pool, keys=bool(w["author_keys"])), w)
-
-
-def name_key(folded: str) -> str:
-    """First initial and surname of a folded name ("yann lecun" → "y lecun")."""
-    parts = folded.split()
-    return f"{parts[0][0]} {parts[-1]}" if len(parts) > 1 else folded
-
-
-def _key_matches(profile: Profile, pool: Pool) -> np.ndarray:
-    """The co-author signal over names matched only by `name_key` (J. Smith = John Smith),
-    dampened by how many of the pool's papers carry the key."""
-    keys: Counter[str] = Counter()
-    for a, c in profile.coauthors.items():
-        keys[name_key(a)] += c
-    per_doc = [[name_key(a) for a in names if a not in profile.coauthors] for names in pool.authors]
-    df: Counter[str] = Counter()
-    for ks in per_doc:
-        df.update(set(ks))
-    out = np.zeros(len(per_doc))
-    for i, ks in enumerate(per_doc):
-        out[i] = sum(math.log1p(keys[k]) / math.log(2 + df[k]) for k in ks if k in keys)
-    return out
+    return combine(signals(profile, pool), weights)
 
 
 def reasons(profile: Profile, pool: Pool, scored: Scored, i: int) -> list[str]:
