@@ -203,15 +203,14 @@ class PGStore(SQLiteStore):
         conn = self.pg.pinned
         assert conn is not None, "COPY runs inside a transaction"
         n = 0
-        types = self.db.column_types(table)
-        names = [c.strip() for c in columns.split(",")]
         try:
             with conn.cursor() as cur, cur.copy(
                 f"COPY {table} ({columns}) FROM STDIN"  # fixed names
                 + (" (FORMAT BINARY)" if binary else "")
             ) as copy:
                 if binary:
-                    copy.set_types([types[c] for c in names])
+                    types = self.db.column_types(table)
+                    copy.set_types([types[c.strip()] for c in columns.split(",")])
                 for row in rows:
                     copy.write_row(row)
                     n += 1

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from paperdesk.store.authors_base import PartStage
-from paperdesk.store.sqlite.authors_tables import _SIG_COLS, AuthorTables, _chunks, _marks
+from paperdesk.store.sqlite.authors_tables import _SIG_COLS, AuthorTables
+from paperdesk.store.sqlite.sql import chunks, placeholders
 
 _STAGED = "sig_id IN (SELECT sig_id FROM author_stage)"
 
@@ -211,12 +212,12 @@ class AuthorStage(AuthorTables):
         """Record key → work id for every record of these works (ids as `W<n>`)."""
         ids: Sequence[int] = sorted({int(w[1:]) for w in works if w.startswith("W")})
         out: dict[str, str] = {}
-        for chunk in _chunks(ids):
+        for chunk in chunks(ids):
             out.update(
                 (k, f"W{w}")
                 for k, w in self.conn.execute(
                     "SELECT record_key, work_id FROM work_records"  # noqa: S608
-                    f" WHERE work_id IN ({_marks(len(chunk))})",
+                    f" WHERE work_id IN ({placeholders(len(chunk))})",
                     list(chunk),
                 )
             )

@@ -30,17 +30,11 @@ from paperdesk.store.base import now
 from paperdesk.store.codec import decode_record
 from paperdesk.store.profiles_codec import now_seconds, unpack_folded, unpack_variants
 from paperdesk.store.sqlite.records import pack_ids, unpack_ids
+from paperdesk.store.sqlite.sql import chunks, placeholders
 
 _CHUNK = 500
 
 
-def _chunks(items: Sequence[Any], n: int = _CHUNK) -> Iterator[Sequence[Any]]:
-    for i in range(0, len(items), n):
-        yield items[i : i + n]
-
-
-def _marks(n: int) -> str:
-    return ",".join("?" * n)
 
 
 # -- base tables and day deltas (migration 041) -------------------------------------------
@@ -151,10 +145,10 @@ class AuthorTables:
         """Signature rows whose `column` (one of our own column names) is in `values`."""
         assert column in {"sig_id", "record_key"}
         out: list[SignatureRow] = []
-        for chunk in _chunks(sorted(set(values))):
+        for chunk in chunks(sorted(set(values))):
             rows = self.conn.execute(
                 f"SELECT {_SIG_COLS} FROM author_signatures"  # noqa: S608
-                f" WHERE {column} IN ({_marks(len(chunk))}) ORDER BY record_key, position",
+                f" WHERE {column} IN ({placeholders(len(chunk))}) ORDER BY record_key, position",
                 list(chunk),
             )
             out.extend(SignatureRow(*r) for r in rows)
@@ -167,8 +161,8 @@ class AuthorTables:
         record key and position."""
         chunk_of = {b: k // _CHUNK for k, b in enumerate(sorted(set(blocks)))}
         authors: set[str] = set()
-        for chunk in _chunks(list(chunk_of)):
-            where = f"block IN ({_marks(len(chunk))})"
+        for chunk in chunks(list(chunk_of)):
+            where = f"block IN ({placeholders(len(chunk))})"
             authors.update(
                 r[0]
                 for r in self.conn.execute(
@@ -192,11 +186,11 @@ class AuthorTables:
         signatures, by record and position: what `authors_units.stored_units` takes, as
         plain tuples (a 1M day's attach reads ~49k of them)."""
         out: list[tuple[str, str, int, str, str | None, str]] = []
-        for chunk in _chunks(sorted(set(keys))):
+        for chunk in chunks(sorted(set(keys))):
             out.extend(
                 self.conn.execute(
                     "SELECT record_key, sig_id, position, block, given, author_id"  # noqa: S608
-                    f" FROM author_signatures WHERE record_key IN ({_marks(len(chunk))})"
+                    f" FROM author_signatures WHERE record_key IN ({placeholders(len(chunk))})"
                     " ORDER BY record_key, position",
                     list(chunk),
                 )
@@ -211,8 +205,8 @@ class AuthorTables:
     def _members(self, author_ids: Iterable[str]) -> dict[str, list[int]]:
         """The signature ids of these profiles (those that have any)."""
         out: dict[str, list[int]] = {}
-        for chunk in _chunks(sorted(set(author_ids))):
-            where = f"author_id IN ({_marks(len(chunk))})"
+        for chunk in chunks(sorted(set(author_ids))):
+            where = f"author_id IN ({placeholders(len(chunk))})"
             out.update(
                 (a, unpack_ids(b))
                 for a, b in self.conn.execute(
@@ -225,7 +219,7 @@ class AuthorTables:
         self, author_ids: Iterable[str], cols: str
     ) -> Iterator[tuple[Any, ...]]:
         """`cols` of the signatures of these profiles, a few hundred profiles a statement."""
-        for chunk in _chunks(sorted(set(author_ids))):
+        for chunk in chunks(sorted(set(author_ids))):
             ids = [i for m in self._members(chunk).values() for i in m]
             if ids:
                 yield from self.conn.execute(
@@ -326,8 +320,8 @@ class AuthorTables:
             )
 
     def delete_signatures_of_records(self, keys: Iterable[str]) -> None:
-        for chunk in _chunks(sorted(set(keys))):
-            where = f"record_key IN ({_marks(len(chunk))})"
+        for chunk in chunks(sorted(set(keys))):
+            where = f"record_key IN ({placeholders(len(chunk))})"
             gone = self._counted_rows(where, chunk)
             self.conn.execute(f"DELETE FROM author_signatures WHERE {where}", list(chunk))  # noqa: S608
             self._count(gone, -1)
@@ -360,12 +354,12 @@ class AuthorTables:
                 if stored_blocks is None
                 else (a for a, b in block_of.items() if a in stored_blocks and stored_blocks[a] != b)
             )
-            for chunk in _chunks(asked):
+            for chunk in chunks(asked):
                 moved.update(
                     a
                     for a, b in self.conn.execute(
                         "SELECT author_id, block FROM author_profiles"  # noqa: S608
-                        f" WHERE author_id IN ({_marks(len(chunk))})",
+                        f" WHERE author_id IN ({placeholders(len(chunk))})",
                         list(chunk),
                     )
                     if b != block_of[a]
@@ -400,8 +394,8 @@ class AuthorTables:
             sql = _current("author_profiles", _PROFILE_COLS, "1 = 1") + " ORDER BY author_id"
             yield from map(decode, self.conn.execute(sql))
             return
-        for chunk in _chunks(sorted(set(author_ids))):
-            where = f"author_id IN ({_marks(len(chunk))})"
+        for chunk in chunks(sorted(set(author_ids))):
+            where = f"author_id IN ({placeholders(len(chunk))})"
             yield from map(decode, self.conn.execute(
                 _current("author_profiles", _PROFILE_COLS, where) + " ORDER BY author_id",
                 [*chunk, *chunk],
@@ -475,12 +469,12 @@ class AuthorTables:
 
     def get_samples(self, sig_ids: Iterable[str]) -> dict[str, SampleRow]:
         out: dict[str, SampleRow] = {}
-        for chunk in _chunks(sorted(set(sig_ids))):
+        for chunk in chunks(sorted(set(sig_ids))):
             out.update(
                 (s, (m, k, v))
                 for s, m, k, v in self.conn.execute(
                     "SELECT sig_id, meta, keys, vec FROM author_samples"  # noqa: S608
-                    f" WHERE sig_id IN ({_marks(len(chunk))})",
+                    f" WHERE sig_id IN ({placeholders(len(chunk))})",
                     list(chunk),
                 )
             )
@@ -490,9 +484,9 @@ class AuthorTables:
         """Records (without raw payloads) by key, on any connection (a worker's read-only one
         too)."""
         out: dict[str, SourceRecord] = {}
-        for chunk in _chunks(sorted(set(keys))):
+        for chunk in chunks(sorted(set(keys))):
             for key, data in self.conn.execute(
-                f"SELECT key, data FROM records WHERE key IN ({_marks(len(chunk))})",  # noqa: S608
+                f"SELECT key, data FROM records WHERE key IN ({placeholders(len(chunk))})",  # noqa: S608
                 list(chunk),
             ):
                 out[key] = decode_record(data)
@@ -516,8 +510,8 @@ class AuthorTables:
         if len(ids) > 20_000:
             return self.profile_ids() | {r[0] for r in self.conn.execute("SELECT old_id FROM author_redirects")}
         out: set[str] = set()
-        for chunk in _chunks(sorted(set(ids))):
-            marks = _marks(len(chunk))
+        for chunk in chunks(sorted(set(ids))):
+            marks = placeholders(len(chunk))
             out.update(
                 r[0]
                 for r in self.conn.execute(
@@ -540,8 +534,8 @@ class AuthorTables:
         the delta's rows of the same blocks (`put_profiles` keeps a profile's two rows in one
         block): no look-up per base row."""
         out: list[tuple[str, str, str, int]] = []
-        for chunk in _chunks(sorted(set(blocks))):
-            marks = _marks(len(chunk))
+        for chunk in chunks(sorted(set(blocks))):
+            marks = placeholders(len(chunk))
             sql = (
                 "SELECT author_id, block, COALESCE(givens, '[]'), n_signatures"  # noqa: S608
                 f" FROM {{}} WHERE block IN ({marks})"
@@ -558,16 +552,16 @@ class AuthorTables:
     def profile_samples(self, author_ids: Iterable[str]) -> dict[str, list[str]]:
         """The sampled member ids (`reps`) of these profiles."""
         out: dict[str, list[str]] = {}
-        for chunk in _chunks(sorted(set(author_ids))):
-            where = f"author_id IN ({_marks(len(chunk))})"
+        for chunk in chunks(sorted(set(author_ids))):
+            where = f"author_id IN ({placeholders(len(chunk))})"
             rows = self.conn.execute(_current("author_profiles", "author_id, reps", where), [*chunk, *chunk])
             out.update((a, orjson.loads(r or "[]")) for a, r in rows)
         return out
 
     def profile_states(self, author_ids: Iterable[str]) -> dict[str, ProfileState]:
         out: dict[str, ProfileState] = {}
-        for chunk in _chunks(sorted(set(author_ids))):
-            where = f"author_id IN ({_marks(len(chunk))})"
+        for chunk in chunks(sorted(set(author_ids))):
+            where = f"author_id IN ({placeholders(len(chunk))})"
             rows = self.conn.execute(
                 _current("author_profiles", "author_id, reps, n_records, variants, block", where),
                 [*chunk, *chunk],
@@ -595,7 +589,7 @@ class AuthorTables:
         if author_ids is None:
             yield from self._variants("", [])
             return
-        for chunk in _chunks(sorted(set(author_ids))):
+        for chunk in chunks(sorted(set(author_ids))):
             ids = sorted(i for m in self._members(chunk).values() for i in m)
             if ids:
                 yield from self._variants(f" WHERE {self._IN_IDS}", [self._ids(ids)])
@@ -643,10 +637,10 @@ class AuthorTables:
         to = dict(moves)
         old: list[CountedRow] = []
         new: list[CountedRow] = []
-        for chunk in _chunks(sorted(to)):
+        for chunk in chunks(sorted(to)):
             for sig, i, folded, aid, block in self.conn.execute(
                 "SELECT sig_id, id, name_folded, author_id, block FROM author_signatures"  # noqa: S608
-                f" WHERE sig_id IN ({_marks(len(chunk))})",
+                f" WHERE sig_id IN ({placeholders(len(chunk))})",
                 list(chunk),
             ):
                 if to[sig] != aid:

@@ -16,6 +16,7 @@ import orjson
 
 from paperdesk.model import SourceRecord
 from paperdesk.store.codec import decode_record
+from paperdesk.store.sqlite.sql import placeholders
 
 
 def _has(conn: sqlite3.Connection, table: str) -> bool:
@@ -24,9 +25,6 @@ def _has(conn: sqlite3.Connection, table: str) -> bool:
     ).fetchone()
     return row is not None
 
-
-def _marks(n: int) -> str:
-    return ",".join("?" * n)
 
 
 def _codes_under(conn: sqlite3.Connection, prefix: str) -> list[str]:
@@ -122,13 +120,13 @@ class SQLiteCatalog:
         if real and self._has("work_records"):
             for i in range(0, len(real), 500):
                 chunk = real[i : i + 500]
-                marks = _marks(len(chunk))
+                marks = placeholders(len(chunk))
                 sql = f"SELECT wr.work_id, r.data FROM work_records wr JOIN records r ON r.key = wr.record_key WHERE wr.work_id IN ({marks}) ORDER BY r.rowid"  # noqa: S608
                 for wid, data in conn.execute(sql, chunk):
                     out[f"W{wid}"].append(decode_record(data))
         for i in range(0, len(pseudo), 500):
             keys = pseudo[i : i + 500]
-            sql = f"SELECT key, data FROM records WHERE key IN ({_marks(len(keys))})"  # noqa: S608
+            sql = f"SELECT key, data FROM records WHERE key IN ({placeholders(len(keys))})"  # noqa: S608
             for key, data in conn.execute(sql, keys):
                 out[key].append(decode_record(data))
         return out
@@ -141,7 +139,7 @@ class SQLiteCatalog:
         out: dict[tuple[str, int], str] = {}
         for i in range(0, len(keys), 500):
             chunk = list(keys[i : i + 500])
-            marks = _marks(len(chunk))
+            marks = placeholders(len(chunk))
             sql = f"SELECT record_key, position, author_id FROM author_signatures WHERE record_key IN ({marks})"  # noqa: S608
             for key, pos, aid in conn.execute(sql, chunk):
                 out[(key, int(pos))] = aid
@@ -215,6 +213,6 @@ class SQLiteCatalog:
         wid = "COALESCE('W' || wr.work_id, r.key)" if join else "r.key"
         rowids = [rowid for rowid, _ in top]
         # Only fixed SQL fragments and placeholders are interpolated below.
-        sql = f"SELECT r.rowid, {wid}, r.data FROM records r{join} WHERE r.rowid IN ({_marks(len(rowids))})"  # noqa: S608
+        sql = f"SELECT r.rowid, {wid}, r.data FROM records r{join} WHERE r.rowid IN ({placeholders(len(rowids))})"  # noqa: S608
         found = {int(rowid): (str(w), d) for rowid, w, d in conn.execute(sql, rowids)}
         return [(found[r][0], decode_record(found[r][1])) for r in rowids if r in found]

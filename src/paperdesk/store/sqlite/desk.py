@@ -25,17 +25,11 @@ from paperdesk.store.desk_base import (
     UserRow,
 )
 from paperdesk.store.sqlite.connection import _Tx
+from paperdesk.store.sqlite.sql import chunks, placeholders
 
 _CHUNK = 400
 
 
-def _chunks(items: Sequence[Any], n: int = _CHUNK) -> Iterator[Sequence[Any]]:
-    for i in range(0, len(items), n):
-        yield items[i : i + n]
-
-
-def _marks(n: int) -> str:
-    return ",".join("?" * n)
 
 
 def _has(conn: sqlite3.Connection, table: str) -> bool:
@@ -206,8 +200,8 @@ class SQLiteDesk:
             rows = list(self.conn.execute(sql + " ORDER BY id", (username,)))
         else:
             rows = []
-            for part in _chunks(list(ids)):
-                rows += self.conn.execute(sql + f" AND id IN ({_marks(len(part))})", [username, *part])
+            for part in chunks(list(ids), _CHUNK):
+                rows += self.conn.execute(sql + f" AND id IN ({placeholders(len(part))})", [username, *part])
         return [OwnRecord(int(i), orjson.loads(d), o, c) for i, d, o, c in rows]
 
     def delete_own(self, username: str, ids: Sequence[int]) -> None:
@@ -329,8 +323,8 @@ class SQLiteDesk:
 
     def seen(self, username: str, items: Sequence[str]) -> dict[str, str]:
         out: dict[str, str] = {}
-        for part in _chunks(list(items)):
-            sql = f"SELECT item, first_at FROM seen WHERE username = ? AND item IN ({_marks(len(part))})"  # noqa: S608
+        for part in chunks(list(items), _CHUNK):
+            sql = f"SELECT item, first_at FROM seen WHERE username = ? AND item IN ({placeholders(len(part))})"  # noqa: S608
             out.update({i: t for i, t in self.conn.execute(sql, [username, *part])})
         return out
 
@@ -344,9 +338,9 @@ class SQLiteDesk:
         column = {"doi": "doi", "arxiv": "arxiv_id"}[kind]
         col, join = self._work_col()
         out: dict[str, list[tuple[str, int | None]]] = {}
-        for part in _chunks(list(values)):
+        for part in chunks(list(values), _CHUNK):
             sql = (f"SELECT r.{column}, r.key, {col} FROM records r{join}"  # noqa: S608 - fixed names
-                   f" WHERE r.{column} IN ({_marks(len(part))}) ORDER BY r.key")
+                   f" WHERE r.{column} IN ({placeholders(len(part))}) ORDER BY r.key")
             for v, key, wid in self.conn.execute(sql, part):
                 out.setdefault(v, []).append((key, None if wid is None else int(wid)))
         return out
@@ -360,15 +354,15 @@ class SQLiteDesk:
         if not _has(self.conn, "work_records"):
             return {}
         out: dict[str, int] = {}
-        for part in _chunks(list(keys)):
-            sql = f"SELECT record_key, work_id FROM work_records WHERE record_key IN ({_marks(len(part))})"  # noqa: S608
+        for part in chunks(list(keys), _CHUNK):
+            sql = f"SELECT record_key, work_id FROM work_records WHERE record_key IN ({placeholders(len(part))})"  # noqa: S608
             out.update({k: int(w) for k, w in self.conn.execute(sql, part)})
         return out
 
     def record_data(self, keys: Sequence[str]) -> dict[str, bytes]:
         out: dict[str, bytes] = {}
-        for part in _chunks(list(keys)):
-            sql = f"SELECT key, data FROM records WHERE key IN ({_marks(len(part))})"  # noqa: S608
+        for part in chunks(list(keys), _CHUNK):
+            sql = f"SELECT key, data FROM records WHERE key IN ({placeholders(len(part))})"  # noqa: S608
             out.update({k: bytes(d) for k, d in self.conn.execute(sql, part)})
         return out
 
@@ -401,8 +395,8 @@ class SQLiteDesk:
 
     def feature_rows_of(self, keys: Sequence[str], fmt: int) -> list[FeatureRow]:
         out: list[FeatureRow] = []
-        for part in _chunks(sorted(set(keys))):
-            sql = self._feature_sql(f"r.key IN ({_marks(len(part))})")
+        for part in chunks(sorted(set(keys)), _CHUNK):
+            sql = self._feature_sql(f"r.key IN ({placeholders(len(part))})")
             out += [self._feature_row(r) for r in self.conn.execute(sql, [fmt, *part])]
         return out
 
@@ -432,8 +426,8 @@ class SQLiteDesk:
         if not _has(self.conn, "search_vectors"):
             return {}
         out: dict[str, bytes] = {}
-        for part in _chunks(list(refs)):
+        for part in chunks(list(refs), _CHUNK):
             sql = ("SELECT d.work_id, v.vector FROM search_docs d JOIN search_vectors v"  # noqa: S608
-                   f" ON v.docno = d.docno WHERE v.model = ? AND d.work_id IN ({_marks(len(part))})")
+                   f" ON v.docno = d.docno WHERE v.model = ? AND d.work_id IN ({placeholders(len(part))})")
             out.update({w: bytes(v) for w, v in self.conn.execute(sql, [model, *part])})
         return out

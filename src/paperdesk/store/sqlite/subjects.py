@@ -12,13 +12,7 @@ from typing import Any
 
 from paperdesk.model import SourceRecord
 from paperdesk.store.codec import decode_record
-
-_CHUNK = 500
-
-
-def _chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
-    for i in range(0, len(items), _CHUNK):
-        yield items[i : i + _CHUNK]
+from paperdesk.store.sqlite.sql import chunks
 
 
 def _entry(subject: str, predicted: int, prob: float | None, pprob: float | None) -> dict[str, Any]:
@@ -53,7 +47,7 @@ class SQLiteSubjects:
         states: Sequence[tuple[str, str | None, str]],
         contexts: Sequence[tuple[str, str]] = (),
     ) -> None:
-        for chunk in _chunks(list(keys)):
+        for chunk in chunks(list(keys)):
             marks = ",".join("?" * len(chunk))
             self.conn.execute(f"DELETE FROM record_subjects WHERE record_key IN ({marks})", chunk)  # noqa: S608
             self.conn.execute(f"DELETE FROM record_codes WHERE record_key IN ({marks})", chunk)  # noqa: S608
@@ -72,7 +66,7 @@ class SQLiteSubjects:
         states: Sequence[tuple[str, str | None, str]],
     ) -> None:
         """The predicted subjects of records `keys` (their codes and context stay)."""
-        for chunk in _chunks(list(keys)):
+        for chunk in chunks(list(keys)):
             marks = ",".join("?" * len(chunk))
             self.conn.execute(f"DELETE FROM record_subjects WHERE record_key IN ({marks})", chunk)  # noqa: S608
         self.conn.executemany("INSERT INTO record_subjects VALUES (?, ?, ?, ?, ?, ?)", subjects)
@@ -84,7 +78,7 @@ class SQLiteSubjects:
         """Context key → subject → weight of the given subjects of the records holding the
         key (a primary counts 1, a cross-list `secondary_weight`)."""
         out: dict[str, dict[str, float]] = defaultdict(dict)
-        for chunk in _chunks(sorted(set(keys))):
+        for chunk in chunks(sorted(set(keys))):
             marks = ",".join("?" * len(chunk))
             for key, subject, primary, n in self.conn.execute(
                 "SELECT c.key, s.subject, s.rank = 0, COUNT(*) FROM record_context c"  # noqa: S608
@@ -127,7 +121,7 @@ class SQLiteSubjects:
         """Stored subjects of each record, rank order: `{subject, predicted[, probability,
         primary_probability]}`."""
         out: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for chunk in _chunks(list(keys)):
+        for chunk in chunks(list(keys)):
             marks = ",".join("?" * len(chunk))
             for key, subject, predicted, prob, pprob in self.conn.execute(
                 "SELECT record_key, subject, predicted, probability, primary_probability"  # noqa: S608
@@ -147,7 +141,7 @@ class SQLiteSubjects:
 
     def count_classified(self, keys: Sequence[str]) -> int:
         n = 0
-        for chunk in _chunks(list(keys)):
+        for chunk in chunks(list(keys)):
             marks = ",".join("?" * len(chunk))
             n += self.conn.execute(
                 f"SELECT COUNT(*) FROM record_subjects_state WHERE record_key IN ({marks})",  # noqa: S608

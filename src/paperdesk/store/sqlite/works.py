@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
 
 import numpy as np
 import orjson
 
 from paperdesk.store.base import CurationRow, WorkRecordRow, now, whole_seqs
+from paperdesk.store.sqlite.sql import chunks, placeholders
 
 _CHUNK = 500  # SQLite host-parameter chunk
 _LSH_CHUNK = 999
@@ -31,13 +31,6 @@ DERIVED_TABLES = (
 """What a full run empties and rebuilds (curations, constraints and redirects stay)."""
 
 
-def _chunks(items: Sequence[Any], n: int = _CHUNK) -> Iterator[Sequence[Any]]:
-    for i in range(0, len(items), n):
-        yield items[i : i + n]
-
-
-def _marks(n: int) -> str:
-    return ",".join("?" * n)
 
 
 class SQLiteWorks:
@@ -65,8 +58,8 @@ class SQLiteWorks:
     def works_of(self, keys: Sequence[str]) -> dict[str, int]:
         """key → work id for the keys already resolved."""
         out: dict[str, int] = {}
-        for part in _chunks(list(keys)):
-            sql = f"SELECT record_key, work_id FROM work_records WHERE record_key IN ({_marks(len(part))})"  # noqa: S608
+        for part in chunks(list(keys)):
+            sql = f"SELECT record_key, work_id FROM work_records WHERE record_key IN ({placeholders(len(part))})"  # noqa: S608
             out.update((k, int(w)) for k, w in self.conn.execute(sql, list(part)))
         return out
 
@@ -108,8 +101,8 @@ class SQLiteWorks:
     def keys_of(self, work_ids: Iterable[int]) -> dict[int, dict[str, set[str]]]:
         """work → identifier kind → values."""
         out: dict[int, dict[str, set[str]]] = {}
-        for part in _chunks(list(set(work_ids))):
-            sql = f"SELECT work_id, kind, value FROM work_keys WHERE work_id IN ({_marks(len(part))})"  # noqa: S608
+        for part in chunks(list(set(work_ids))):
+            sql = f"SELECT work_id, kind, value FROM work_keys WHERE work_id IN ({placeholders(len(part))})"  # noqa: S608
             for w, k, v in self.conn.execute(sql, list(part)):
                 out.setdefault(int(w), {}).setdefault(k, set()).add(v)
         return out
@@ -117,7 +110,7 @@ class SQLiteWorks:
     def registry(self, idents: Sequence[tuple[str, str]]) -> dict[tuple[str, str], int]:
         """(kind, value) → work for the identifiers already registered."""
         out: dict[tuple[str, str], int] = {}
-        for part in _chunks(idents, 400):
+        for part in chunks(idents, 400):
             cond = " OR ".join(["(kind = ? AND value = ?)"] * len(part))
             args = [x for kv in part for x in kv]
             sql = f"SELECT kind, value, work_id FROM work_keys WHERE {cond}"  # noqa: S608
@@ -128,8 +121,8 @@ class SQLiteWorks:
     def constraints(self, keys: Sequence[str]) -> list[tuple[str, str, str]]:
         """Curated (key_a, key_b, must|cannot) pairs naming any of `keys`."""
         out = []
-        for part in _chunks(list(keys)):
-            m = _marks(len(part))
+        for part in chunks(list(keys)):
+            m = placeholders(len(part))
             sql = (
                 f"SELECT key_a, key_b, kind FROM work_constraints WHERE key_a IN ({m})"  # noqa: S608
                 f" UNION SELECT key_a, key_b, kind FROM work_constraints WHERE key_b IN ({m})"
@@ -140,8 +133,8 @@ class SQLiteWorks:
     def flags(self, work_ids: Iterable[int]) -> dict[int, list[bool]]:
         """work → [title indexed, abstract indexed]."""
         out: dict[int, list[bool]] = {}
-        for part in _chunks(list(work_ids)):
-            sql = f"SELECT id, indexed_title, indexed_abstract FROM works WHERE id IN ({_marks(len(part))})"  # noqa: S608
+        for part in chunks(list(work_ids)):
+            sql = f"SELECT id, indexed_title, indexed_abstract FROM works WHERE id IN ({placeholders(len(part))})"  # noqa: S608
             for w, t, a in self.conn.execute(sql, list(part)):
                 out[int(w)] = [bool(t), bool(a)]
         return out
@@ -174,8 +167,8 @@ class SQLiteWorks:
     def record_data(self, keys: Sequence[str]) -> list[bytes]:
         """The stored documents of the records `keys` (in no particular order)."""
         out: list[bytes] = []
-        for chunk in _chunks(list(keys)):
-            sql = f"SELECT data FROM records WHERE key IN ({_marks(len(chunk))})"  # noqa: S608
+        for chunk in chunks(list(keys)):
+            sql = f"SELECT data FROM records WHERE key IN ({placeholders(len(chunk))})"  # noqa: S608
             out += [bytes(d) for (d,) in self.conn.execute(sql, list(chunk))]
         return out
 
@@ -242,18 +235,18 @@ class SQLiteWorks:
         before the day's."""
         found: list[tuple[int, int, int, int]] = []
         for table, after in zip(LSH_TABLES, (0, _DAY_ORDER), strict=True):
-            for part in _chunks(keys, _LSH_CHUNK):
+            for part in chunks(keys, _LSH_CHUNK):
                 found += self.conn.execute(
                     f"SELECT rowid + {after}, band_key, record_rowid, work_id FROM {table}"  # noqa: S608
-                    f" WHERE band_key IN ({_marks(len(part))})",
+                    f" WHERE band_key IN ({placeholders(len(part))})",
                     part,
                 ).fetchall()
         return np.array(found, dtype=np.int64).reshape(-1, 4)
 
     def docs(self, rowids: Sequence[int]) -> Iterator[tuple[int, bytes]]:
         """(record rowid, packed features) kept for the indexed records among `rowids`."""
-        for part in _chunks(rowids):
-            sql = f"SELECT record_rowid, doc FROM work_docs WHERE record_rowid IN ({_marks(len(part))})"  # noqa: S608
+        for part in chunks(rowids):
+            sql = f"SELECT record_rowid, doc FROM work_docs WHERE record_rowid IN ({placeholders(len(part))})"  # noqa: S608
             for rowid, blob in self.conn.execute(sql, list(part)):
                 yield int(rowid), blob
 
@@ -270,7 +263,7 @@ class SQLiteWorks:
         ]
 
     def record_data_by_rowid(self, rowids: Sequence[int]) -> list[tuple[int, bytes]]:
-        sql = f"SELECT rowid, data FROM records WHERE rowid IN ({_marks(len(rowids))})"  # noqa: S608
+        sql = f"SELECT rowid, data FROM records WHERE rowid IN ({placeholders(len(rowids))})"  # noqa: S608
         return [(int(r), bytes(d)) for r, d in self.conn.execute(sql, list(rowids))]
 
     # -- what a run writes -------------------------------------------------------------------
@@ -334,8 +327,8 @@ class SQLiteWorks:
     def related_of(self, keys: Sequence[str]) -> list[tuple[str, str, str]]:
         """(from key, to key, kind) of the links touching any of `keys`, in key order."""
         out: set[tuple[str, str, str]] = set()
-        for part in _chunks(list(keys)):
-            marks = _marks(len(part))
+        for part in chunks(list(keys)):
+            marks = placeholders(len(part))
             sql = (
                 "SELECT from_key, to_key, kind FROM work_related"  # noqa: S608 (placeholders)
                 f" WHERE from_key IN ({marks}) UNION"
@@ -470,8 +463,8 @@ class SQLiteWorks:
 
     def move_records(self, keys: Sequence[str], work_id: int) -> None:
         """The records `keys` (and their band keys) to `work_id`, marked curated."""
-        for part in _chunks(list(keys)):
-            m = _marks(len(part))
+        for part in chunks(list(keys)):
+            m = placeholders(len(part))
             self.conn.execute(
                 f"UPDATE work_records SET work_id = ?, how = 'curation' WHERE record_key IN ({m})",  # noqa: S608
                 [work_id, *part],
