@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from email.utils import parsedate_tz
-from typing import Any, BinaryIO, Final, cast
+from typing import Any, BinaryIO, cast
 
 import orjson
 from lxml import etree
@@ -36,31 +36,16 @@ _MONTHS = {
 def rfc2822_to_iso(text: str | None) -> str | None:
     """`Mon, 2 Apr 2007 19:18:42 GMT` → `2007-04-02T19:18:42Z`; None when unreadable.
 
-    The fast path only splits on whitespace (the bulk snapshot holds millions of these
-    dates, and `email.utils` costs several times more); anything unusual — another zone,
-    no weekday — goes through `email.utils.parsedate_tz` and is converted to UTC.
+    arXiv's own spelling is read by splitting on whitespace (the bulk snapshot holds
+    millions of these dates, and `email.utils` costs several times more); anything
+    unusual — another zone, no weekday — goes through `email.utils.parsedate_tz` and is
+    converted to UTC.
     """
     if not text:
         return None
     parts = text.split()
     if len(parts) == 6 and parts[5] == "GMT":
-        # arXiv's own spelling (`Apr`, ASCII digits): strings put together, no int
-        # conversion or number formatting
         _, day, mon, year, hms, _ = parts
-        month_text = _MONTH_TEXT.get(mon)
-        if (
-            month_text is not None
-            and len(year) == 4
-            and year.isdigit()
-            and len(hms) == 8
-            and hms[2] == ":"
-            and hms[5] == ":"
-            and _ascii_digits(hms[:2] + hms[3:5] + hms[6:])
-        ):
-            if len(day) == 2 and "01" <= day <= "31" and _ascii_digits(day):
-                return f"{year}-{month_text}-{day}T{hms}Z"
-            if len(day) == 1 and "1" <= day <= "9":
-                return f"{year}-{month_text}-0{day}T{hms}Z"
         month = _MONTHS.get(mon.lower())
         if (
             month
@@ -76,15 +61,6 @@ def rfc2822_to_iso(text: str | None) -> str | None:
         ):
             return f"{year}-{month:02d}-{int(day):02d}T{hms}Z"
     return _slow_rfc2822(text)
-
-
-# `Apr` -> `04`: the months as arXiv writes them, for the fast path of `rfc2822_to_iso`.
-_MONTH_TEXT: Final = {m.title(): f"{i:02d}" for m, i in _MONTHS.items()}
-
-
-def _ascii_digits(text: str) -> bool:
-    """Only 0-9 (`str.isdigit` takes any script's digits, and superscripts)."""
-    return text.isascii() and text.isdigit()
 
 
 def _slow_rfc2822(text: str) -> str | None:
