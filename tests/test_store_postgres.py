@@ -156,6 +156,83 @@ def test_two_writers_at_once_lose_and_duplicate_nothing(pg_url: str) -> None:
         assert len(by_seq) == 20 and all(len(v) == 1 for v in by_seq.values())
 
 
+def _hold_writer(url: str, held: threading.Event, release: threading.Event) -> None:
+    """A write transaction on the store at `url` that stays open until `release`."""
+    with open_store(url) as store, store.transaction():
+        store.conn.execute("INSERT INTO migrations (name, applied_at) VALUES ('held', 'x')")
+        held.set()
+        release.wait(20)
+
+
+def _write_after(url: str, done: threading.Event, errors: list[BaseException]) -> None:
+    try:
+        with open_store(url) as store:
+            store.put_records(_records("late-", 5), origin="late")
+        done.set()
+    except BaseException as exc:  # noqa: BLE001 - reported by the test
+        errors.append(exc)
+
+
+@pytest.mark.postgres
+def test_the_writer_lock_is_per_schema(pg_url: str) -> None:
+    """A writer holding the store at `pg_url` makes a second writer of the same store wait
+    (until it commits: then both writes are there), but not a writer of another store in
+    another schema of the same database."""
+    from conftest import PGSchemas
+
+    others = PGSchemas()
+    try:
+        other = others.new()
+        for url in (pg_url, other):
+            open_store(url).close()  # the schemas first
+        held, release = threading.Event(), threading.Event()
+        holder = threading.Thread(target=_hold_writer, args=(pg_url, held, release))
+        holder.start()
+        assert held.wait(20)
+        errors: list[BaseException] = []
+        beside, same = threading.Event(), threading.Event()
+        threading.Thread(target=_write_after, args=(other, beside, errors)).start()
+        waiter = threading.Thread(target=_write_after, args=(pg_url, same, errors))
+        waiter.start()
+        assert beside.wait(10), "a writer of another schema waited for this one's lock"
+        assert not same.wait(1.5), "a second writer of the same store did not wait"
+        release.set()
+        holder.join(20)
+        waiter.join(20)
+        assert same.is_set() and not errors
+        for url in (pg_url, other):
+            with open_store(url) as store:
+                assert store.count_records() == 5
+        with open_store(pg_url) as store:
+            assert store.conn.execute(
+                "SELECT COUNT(*) FROM migrations WHERE name = 'held'"
+            ).fetchone() == (1,)
+    finally:
+        others.close()
+
+
+@pytest.mark.postgres
+def test_a_writer_waiting_too_long_gets_a_clear_error(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from paperdesk.store.postgres import connection
+
+    monkeypatch.setattr(connection, "LOCK_TIMEOUT", "300ms")
+    open_store(pg_url).close()
+    held, release = threading.Event(), threading.Event()
+    holder = threading.Thread(target=_hold_writer, args=(pg_url, held, release))
+    holder.start()
+    try:
+        assert held.wait(20)
+        with open_store(pg_url) as store, pytest.raises(StoreError, match="another writer"):
+            store.put_records(_records("late-", 5), origin="late")
+    finally:
+        release.set()
+        holder.join(20)
+    with open_store(pg_url) as store:
+        assert store.count_records() == 0
+
+
 def _snapshot(target: str) -> dict[str, object]:
     """What a store holds of the source of truth, backend-neutral."""
     with open_store(target) as store:

@@ -30,11 +30,20 @@ from paperdesk import settings
 from paperdesk.errors import StoreError
 from paperdesk.store.postgres.dialect import make_translator
 
-WRITER_LOCK = 0x7061706572646B  # "paperdk": the advisory lock every write transaction takes
+WRITER_LOCK = 0x70617065  # "pape": the high half of the writer lock's key
+"""The advisory lock every write transaction takes is `WRITER_LOCK << 32 | OID` of the
+store's schema (`current_schema()`): one writer at a time per store, while two stores in
+two schemas of one database (advisory locks are per database) do not wait for each other."""
+_TAKE_WRITER_LOCK = (
+    "SELECT set_config('lock_timeout', %s, true), pg_advisory_xact_lock(%s::int8 << 32"
+    " | COALESCE((SELECT oid::int8 FROM pg_catalog.pg_namespace"
+    " WHERE nspname = current_schema()), 0))"
+)
+"""One round trip: the wait's limit for this transaction, then the store's writer lock."""
 LOCK_TIMEOUT = "30s"
+"""How long a writer waits for another (SQLite's busy timeout is 30 s as well)."""
 ANALYZE_MIN = 5000
 """Rows written to a table before `PGConn.wrote` may ANALYZE it."""
-"""How long a writer waits for another (SQLite's busy timeout is 30 s as well)."""
 CONNECT_TIMEOUT = 10
 
 
@@ -392,8 +401,9 @@ class PGConn:
     @contextmanager
     def pin(self, *, write: bool) -> Iterator[psycopg.Connection]:
         """One transaction on one connection for the block (nested use joins it). A write
-        transaction first takes the store's writer lock: one writer at a time, as on
-        SQLite (`BEGIN IMMEDIATE`); a second waits for it up to `LOCK_TIMEOUT`."""
+        transaction first takes the store's writer lock (keyed by its schema): one writer
+        at a time per store, as on SQLite (`BEGIN IMMEDIATE`); a second waits for it up to
+        `LOCK_TIMEOUT`."""
         if self.pinned is not None:
             self._depth += 1
             try:
@@ -406,8 +416,7 @@ class PGConn:
                 with conn.transaction():
                     self.pinned = conn
                     if write:
-                        conn.execute(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
-                        conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITER_LOCK,))
+                        conn.execute(_TAKE_WRITER_LOCK, (LOCK_TIMEOUT, WRITER_LOCK))
                     else:
                         conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                     yield conn
