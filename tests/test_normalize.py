@@ -10,6 +10,7 @@ crashes, `finish` is idempotent, keys are lower-case ASCII.
 from __future__ import annotations
 
 import copy
+import io
 import json
 import re
 import time
@@ -569,12 +570,11 @@ _LIMIT_OF = {
 
 @pytest.mark.parametrize("field", list(_OVER))
 def test_snapshot_lines_one_over_a_limit_are_rejected(field: str) -> None:
-    """`check_limits` skips the measuring on short arXiv JSON lines (nothing in them can
-    be over a limit but an author's affiliations): a line one over any limit is still
-    rejected naming the field, and one at the limit is kept."""
+    """A snapshot line one over any limit is rejected naming the field, and one at the
+    limit is kept."""
     limit = LIMITS[_LIMIT_OF.get(field, field)]
     for n, rejected in ((limit + 1, True), (limit, False)):
-        (rec,) = arxiv_snapshot.parse_chunk(_snapshot_line(**_OVER[field](n)), "s", 1) or []
+        (rec,) = arxiv_snapshot.parse(io.BytesIO(_snapshot_line(**_OVER[field](n))), "s")
         assert isinstance(rec, SourceRecord)
         if rejected:
             with pytest.raises(ParseError) as err:
@@ -586,8 +586,8 @@ def test_snapshot_lines_one_over_a_limit_are_rejected(field: str) -> None:
 
 def test_a_short_snapshot_line_with_too_many_affiliations_is_rejected() -> None:
     raw = _snapshot_line(authors_parsed=[["B", "A", "", *"x" * 101]])
-    assert len(raw) < 1_000  # the short-line path
-    (rec,) = arxiv_snapshot.parse_chunk(raw, "s", 1) or []
+    assert len(raw) < 1_000  # a short line is measured like any other
+    (rec,) = arxiv_snapshot.parse(io.BytesIO(raw), "s")
     assert isinstance(rec, SourceRecord)
     with pytest.raises(ParseError, match="affiliations"):
         finish(rec)

@@ -720,63 +720,6 @@ def test_snapshot_bad_lines_are_numbered() -> None:
     assert all(o.origin == "snap.jsonl" for o in out if isinstance(o, ParseError))
 
 
-def _as_parse_gives(items: list[SourceRecord | ParseError]) -> list[object]:
-    return [
-        (o.message, o.origin, o.record_no) if isinstance(o, ParseError) else o for o in items
-    ]
-
-
-def _chunk_cases() -> list[bytes]:
-    good = snapshot_sample().split(b"\n")
-    bad_type = orjson.loads(good[2])
-    bad_type["versions"] = "v1"
-    odd = [
-        good[0] + b"\r",  # CRLF
-        b"",
-        b"   ",
-        good[1][:50],  # truncated JSON
-        orjson.dumps(bad_type),
-        b"[1, 2]",  # JSON, not an object
-        good[3].replace(b'"title":"', b'"title":"\xe9'),  # not UTF-8
-        b"  " + good[4],  # leading blanks
-        good[5] + b"\r\r",
-    ]
-    return [
-        b"\n".join(good),
-        b"\n".join(odd),
-        b"\n".join(odd) + b"\n",
-        b"\n\n" + b"\n".join(odd),  # blank lines before the first record
-        b"\n".join(odd[3:]),  # a chunk starting with a bad line: the general reader
-        b"\xef\xbb\xbf" + b"\n".join(good),  # a byte-order mark: the general reader
-        b"\n \n",  # no record at all: the general reader
-        feed_head(300),
-    ]
-
-
-def test_a_chunks_own_loop_gives_what_parse_gives() -> None:
-    """`parse_chunk` (the ingest workers' loop) against `parse` with its numbers moved to
-    where the chunk starts, on real lines and every odd line the reader knows."""
-    compared = 0
-    for data in _chunk_cases():
-        parser = arxiv_feed if data.startswith(b'{"id": "25') else arxiv_snapshot
-        for first_no in (1, 4001):
-            chunk = parser.parse_chunk(data, "in.jsonl", first_no)
-            try:
-                expected = parse_all(parser, data, "in.jsonl")
-            except ParseError:
-                assert chunk is None
-                continue
-            for o in expected:
-                if isinstance(o, ParseError) and o.record_no is not None:
-                    o.record_no += first_no - 1
-            if chunk is None:  # only where the first line needs the general reader
-                assert data.startswith(b"\xef\xbb\xbf") or isinstance(expected[0], ParseError)
-                continue
-            assert _as_parse_gives(chunk) == _as_parse_gives(expected)
-            compared += 1
-    assert compared == 2 * 5
-
-
 # -- daily feed ---------------------------------------------------------------------------------
 
 

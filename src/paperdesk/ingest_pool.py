@@ -62,18 +62,11 @@ def _work(job: tuple[str, str, int, int, bytes]) -> tuple[int, list[Row | Reject
 
     parser_name, origin, first_no, records, data = job
     parser = sources.get(parser_name)
-    # The line formats' own loop over a chunk when they have one (same items, fewer
-    # layers); None means the chunk needs the general reader.
-    parse_chunk = getattr(parser, "parse_chunk", None)
-    chunk = parse_chunk(data, origin, first_no) if parse_chunk is not None else None
-    if chunk is not None:
-        items: list[SourceRecord | ParseError] = chunk
-    else:
-        items = []
-        for item in parser.parse(io.BytesIO(data), origin):
-            if isinstance(item, ParseError) and item.record_no is not None:
-                item.record_no += first_no - 1
-            items.append(item)
+    items: list[SourceRecord | ParseError] = []
+    for item in parser.parse(io.BytesIO(data), origin):
+        if isinstance(item, ParseError) and item.record_no is not None:
+            item.record_no += first_no - 1
+        items.append(item)
     out = prepare_batch(items, _known, origin=origin, first_record_no=first_no)
     return records, out
 

@@ -8,8 +8,6 @@ are fixed points — so re-ingesting or re-finishing a stored record changes not
 
 from __future__ import annotations
 
-from typing import Final
-
 from paperdesk.errors import ParseError
 from paperdesk.model import Author, SourceRecord
 from paperdesk.normalize.ids import (
@@ -94,35 +92,14 @@ def _check_short_and_lists(record: SourceRecord) -> None:
                 raise _too_long(field, len(item), short)
 
 
-# Formats whose records take every field `check_limits` measures from their raw JSON line
-# (`raw`): each text is a JSON string of it (or, for the link, the id after
-# `https://arxiv.org/abs/`; for a snapshot author's name, the name's parts joined by
-# spaces), and each list one of its JSON lists or a split of one of its strings (the feed's
-# versions are at most 1,000, its limit, by construction). A JSON string takes at least a
-# byte a character and a list item at least two, so on a line shorter than
-# `_RAW_BOUNDED_BYTES` no text and no count can be over its limit but the affiliations of
-# one author (100 items, ~400 bytes). Over half of the snapshot's lines are that short.
-_RAW_BOUNDED: Final = frozenset({"arxiv-snapshot", "arxiv-feed"})
-_RAW_BOUNDED_BYTES: Final = 2_000 - len("https://arxiv.org/abs/")
-
-
 def check_limits(record: SourceRecord) -> None:
     """Raise ParseError naming the field when a record exceeds a size limit.
 
     Runs on every record of every ingest, so the common case is a handful of inline
     comparisons; the loops that name the offending field run only when one of them trips.
-    A short line of the arXiv JSON-lines formats needs only the count of affiliations
-    (`_RAW_BOUNDED`: no other field of it can be over its limit).
     """
     r = record
     lim = LIMITS
-    if len(r.raw) < _RAW_BOUNDED_BYTES and r.raw_format in _RAW_BOUNDED:
-        affiliations = lim["affiliations"]
-        for a in r.authors:
-            if len(a.affiliations) > affiliations:
-                break
-        else:
-            return
     if r.title and len(r.title) > lim["title"]:
         raise _too_long("title", len(r.title), lim["title"])
     if r.abstract and len(r.abstract) > lim["abstract"]:

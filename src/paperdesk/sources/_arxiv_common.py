@@ -9,7 +9,6 @@ author line into the same `Author` list, which the author-resolution stage relie
 
 from __future__ import annotations
 
-import io
 import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -21,7 +20,7 @@ from lxml import etree
 
 from paperdesk.errors import ParseError
 from paperdesk.model import Author, SourceRecord
-from paperdesk.sources._jsonio import BOM, TOO_LONG, TOO_LONG_ERROR, read_json
+from paperdesk.sources._jsonio import read_json
 
 ABS_URL = "https://arxiv.org/abs/"
 
@@ -478,47 +477,3 @@ def _parse_legend(group: str, split: re.Pattern[str]) -> dict[str, str]:
         if value:
             legend[pieces[k]] = value
     return legend
-
-
-def parse_line_chunk(
-    data: bytes,
-    origin: str,
-    first_no: int,
-    build: Callable[[dict[str, Any], bytes], SourceRecord],
-) -> list[SourceRecord | ParseError] | None:
-    """What `parse_json_lines` yields for a chunk of JSON lines whose first line is line
-    `first_no` of the input, in one loop (the ingest workers' path for the snapshot and
-    the feed): the same records and errors, the same numbers, without the three generator
-    layers, the `Line` objects and the first line parsed twice (~6 % of a snapshot
-    worker's instructions). None when the chunk is not plainly JSON lines — a byte-order
-    mark, no line at all, a first line that does not parse — so the caller takes the
-    general reader, which decides what those are."""
-    if data.startswith(BOM):
-        return None
-    out: list[SourceRecord | ParseError] = []
-    no = first_no - 1
-    for line in io.BytesIO(data):  # memchr per line (`bytes.split` tests every byte)
-        no += 1
-        if not line.strip():
-            continue
-        raw = line.rstrip(b"\r\n")
-        try:
-            value = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            if not out:
-                return None
-            bad = TOO_LONG_ERROR if line == TOO_LONG else f"not valid JSON: {exc}"
-            out.append(ParseError(bad, origin, no))
-            continue
-        if not isinstance(value, dict):
-            out.append(
-                ParseError(f"expected a JSON object, got {type(value).__name__}", origin, no)
-            )
-            continue
-        try:
-            out.append(build(value, raw))
-        except ParseError as exc:
-            out.append(ParseError(exc.message, origin, no))
-        except (TypeError, ValueError, AttributeError, IndexError, KeyError) as exc:
-            out.append(ParseError(f"unexpected value: {exc!r}", origin, no))
-    return out if out else None

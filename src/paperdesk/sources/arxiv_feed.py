@@ -26,7 +26,6 @@ from paperdesk.sources._arxiv_common import (
     new_record,
     opt_str,
     parse_json_lines,
-    parse_line_chunk,
     version_list,
 )
 
@@ -50,12 +49,6 @@ def sniff(head: bytes, filename: str) -> bool:
 def parse(stream: BinaryIO, origin: str) -> Iterator[SourceRecord | ParseError]:
     """One record per line; a bad line is yielded as a ParseError with its line number."""
     return parse_json_lines(stream, origin, _record)
-
-
-def parse_chunk(data: bytes, origin: str, first_no: int) -> list[SourceRecord | ParseError] | None:
-    """`parse` of a chunk of whole lines starting at line `first_no`, as a list, in one
-    loop (the ingest workers' path; None: use `parse`). See `parse_line_chunk`."""
-    return parse_line_chunk(data, origin, first_no, _record)
 
 
 def _record(d: dict[str, Any], raw: bytes) -> SourceRecord:
