@@ -20,7 +20,7 @@ from paperdesk.errors import StoreError
 from paperdesk.ingest import ingest_paths
 from paperdesk.model import SourceRecord
 from paperdesk.store import change_marker, curators, open_store
-from paperdesk.store.postgres.dialect import check, make_translator
+from paperdesk.store.postgres.dialect import bind_arrays, check, in_arrays, make_translator
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "paperdesk" / "store"
 
@@ -53,6 +53,24 @@ def test_the_dialect_rewrites_what_postgresql_spells_differently() -> None:
     for bad in ("SELECT value FROM json_each(?)", "SELECT 1 WHERE a GLOB 'W*'", "PRAGMA x"):
         with pytest.raises(StoreError, match="SQLite-only SQL"):
             check(bad)
+
+
+def test_in_lists_are_bound_as_one_array() -> None:
+    """Every `IN (?, …)` list of a statement becomes one array parameter (`NOT IN`: `<>
+    ALL`), the other parameters kept in place, whatever the length of the list."""
+    for n in (1, 3, 500):
+        marks = ",".join("?" * n)
+        sql = "SELECT a FROM t WHERE c LIKE '%?' AND b = ? AND a IN (" + marks + ")"  # noqa: S608
+        text, spans = in_arrays(
+            _translate(sql + " AND c NOT IN (?, ?) AND a IN (SELECT a FROM s WHERE b = ?)")  # noqa: S608
+        )
+        assert text == (
+            "SELECT a FROM t WHERE c LIKE '%%?' AND b = %s AND a = ANY(%s)"
+            " AND c <> ALL(%s) AND a IN (SELECT a FROM s WHERE b = %s)"
+        )
+        args = ["b", *range(n), "x", "y", "z"]
+        assert bind_arrays(spans, args) == ["b", list(range(n)), ["x", "y"], "z"]
+    assert in_arrays("SELECT a FROM t WHERE b = %s") == ("SELECT a FROM t WHERE b = %s", ())
 
 
 def test_every_sqlite_migration_has_its_postgresql_form() -> None:

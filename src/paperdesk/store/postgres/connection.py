@@ -28,7 +28,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from paperdesk import settings
 from paperdesk.errors import StoreError
-from paperdesk.store.postgres.dialect import make_translator
+from paperdesk.store.postgres.dialect import bind_arrays, in_arrays, make_translator
 
 WRITER_LOCK = 0x70617065  # "pape": the high half of the writer lock's key
 """The advisory lock every write transaction takes is `WRITER_LOCK << 32 | OID` of the
@@ -312,7 +312,8 @@ class PGConn:
         if verb is not None:
             self._explicit(verb)
             return Result([], -1)
-        query = self.db.translate(text)
+        query, spans = in_arrays(self.db.translate(text))
+        params = bind_arrays(spans, params)
         m = _INSERT.match(text)  # INSERT … VALUES of one statement: sqlite3's `lastrowid`
         key = (
             self.db.identity(m.group(1))

@@ -16,13 +16,21 @@ What does not translate mechanically (`json_each`, `json_extract`, `GLOB`, the t
 `MAX`, `lastrowid`, a subquery without an alias) is overridden method by method in
 `postgres/repositories.py` and `postgres/store.py`; `check` refuses such SQL loudly
 instead of letting PostgreSQL fail on it later with a less clear message.
+
+`in_arrays` then binds each `IN (?, ?, …)` list of a translated statement as one array
+(`= ANY(%s)`): the shared repositories ask for keys in chunks of 500–999 `?`s, which
+PostgreSQL parsed and planned afresh for each chunk (~1,000 parameters; a different
+statement text for every chunk length, so no plan could be prepared once and reused).
+The array form is one parameter and one statement text; the planner turns an `IN` list into
+the same `= ANY(array)` condition, so the rows and their order are as before.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import lru_cache
+from typing import Any
 
 from paperdesk.errors import StoreError
 
@@ -71,6 +79,40 @@ def check(sql: str) -> None:
             f"SQLite-only SQL ({m.group(0).strip()!r}) reached the PostgreSQL backend: "
             f"{' '.join(sql.split())[:160]}"
         )
+
+
+_IN_LIST = re.compile(r"\b(NOT\s+)?IN\s*\(\s*%s(?:\s*,\s*%s)*\s*\)", re.IGNORECASE)
+_PARAM = re.compile(r"%%|%s")
+
+
+@lru_cache(maxsize=4096)
+def in_arrays(query: str) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """A translated statement with each `IN (%s, …)` list (`NOT IN`: `<> ALL`) as one
+    array parameter, and the (first parameter, count) of each list, in order; the lists
+    are `()` when there is none."""
+    spans: list[tuple[int, int]] = []
+    out: list[str] = []
+    last = 0
+    for m in _IN_LIST.finditer(query):
+        before = sum(1 for t in _PARAM.findall(query, 0, m.start()) if t == "%s")
+        spans.append((before, m.group(0).count("%s")))
+        out += [query[last : m.start()], "<> ALL(%s)" if m.group(1) else "= ANY(%s)"]
+        last = m.end()
+    if not spans:
+        return query, ()
+    return "".join(out) + query[last:], tuple(spans)
+
+
+def bind_arrays(
+    spans: tuple[tuple[int, int], ...], params: Sequence[Any] | None
+) -> Sequence[Any] | None:
+    """`params` with each list of `spans` (from `in_arrays`) gathered into one list."""
+    if not spans or params is None:
+        return params
+    args = list(params)
+    for first, n in reversed(spans):
+        args[first : first + n] = [args[first : first + n]]
+    return args
 
 
 def make_translator(
