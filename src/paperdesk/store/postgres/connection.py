@@ -47,6 +47,16 @@ ANALYZE_MIN = 5000
 CONNECT_TIMEOUT = 10
 
 
+_COLUMNS = (
+    " FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c ON c.oid = a.attrelid"
+    " WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p', 'v')"
+    " AND a.attnum > 0 AND NOT a.attisdropped"
+)
+"""The columns of this schema's tables, from the catalog: `information_schema.columns`
+says the same after ~150 ms of checking privileges row by row (a day's run asked it
+three times)."""
+
+
 class _NumberLoader(Loader):
     """`numeric` (what SUM and AVG of integers give) as an int when whole, else a float:
     the SQLite backend gives plain numbers, and Decimal would leak into JSON and maths."""
@@ -146,8 +156,7 @@ class Database:
         if self._identity is None:
             with self.pool.connection() as c:
                 rows = c.execute(
-                    "SELECT table_name, column_name FROM information_schema.columns"
-                    " WHERE table_schema = current_schema() AND is_identity = 'YES'"
+                    "SELECT c.relname, a.attname" + _COLUMNS + " AND a.attidentity <> ''"
                 ).fetchall()
             self._identity = {str(t): str(col) for t, col in rows}
         return self._identity.get(table)
@@ -157,9 +166,9 @@ class Database:
         if self._columns is None:
             with self.pool.connection() as c:
                 rows = c.execute(
-                    "SELECT table_name, array_agg(column_name::text ORDER BY ordinal_position)"
-                    " FROM information_schema.columns WHERE table_schema = current_schema()"
-                    " GROUP BY table_name"
+                    "SELECT c.relname, array_agg(a.attname::text ORDER BY a.attnum)"
+                    + _COLUMNS
+                    + " GROUP BY c.relname"
                 ).fetchall()
             self._columns = {str(t): tuple(cols) for t, cols in rows}
         return self._columns.get(table, ())
@@ -170,8 +179,9 @@ class Database:
         if self._types is None:
             with self.pool.connection() as c:
                 rows = c.execute(
-                    "SELECT table_name, column_name, udt_name FROM information_schema.columns"
-                    " WHERE table_schema = current_schema()"
+                    "SELECT c.relname, a.attname, t.typname" + _COLUMNS.replace(
+                        " WHERE", " JOIN pg_catalog.pg_type t ON t.oid = a.atttypid WHERE", 1
+                    )
                 ).fetchall()
             types: dict[str, dict[str, str]] = {}
             for t, col, udt in rows:
