@@ -10,6 +10,8 @@ every figure.
         [--no-author-stream]   # a full author run alone, with or without its stream workers
     nice -n 19 .venv/bin/python bench/resolve.py --from-resolved R --db D --stage-day
     .venv/bin/python bench/resolve.py --db D --run-day    # then time only the day on D
+    .venv/bin/python bench/resolve.py --db D --run-day --pg URL   # the day on SQLite, then
+        # on a `db copy` of D in the empty PostgreSQL store URL, side by side
 
 Builds a store of N records: the real arXiv daily feed plus perturbed copies of its papers,
 generated here with a fixed seed, shuffled together so copies often arrive before their
@@ -526,14 +528,18 @@ def main() -> None:
     ap.add_argument(
         "--run-day",
         action="store_true",
-        help="time the day on --db as --stage-day left it (no copy, nothing added)",
+        help="time the day on --db as --stage-day left it (no copy, nothing added); with "
+        "--pg, on a copy of it and then on a `db copy` of it in that empty PostgreSQL store",
     )
     args = ap.parse_args()
-    if args.pg and (args.run_day or args.from_resolved or args.stage_day or args.keep_resolved):
-        raise SystemExit("--pg times the whole resolve and the day of a fresh build only")
+    if args.pg and (args.from_resolved or args.stage_day or args.keep_resolved):
+        raise SystemExit("--pg times a fresh build's resolve and day, or a staged day (--run-day)")
     if args.run_day:
         truth = orjson.loads(Path(f"{args.db}.truth").read_bytes())
-        _time_day(args, truth, args.day)
+        if args.pg:
+            _day_side_by_side(args, truth)
+        else:
+            _time_day(args, truth, args.day)
         return
     in_place = args.from_resolved is not None and args.from_resolved.resolve() == args.db.resolve()
     if not in_place:
@@ -600,8 +606,25 @@ def compiled_package() -> int:
     return sum(1 for _ in root.rglob("__pycache__/*.pyc")) - before
 
 
-def _time_day(args: argparse.Namespace, truth: dict[str, int], n_day: int) -> None:
-    """Resolve the day's records already in the store, timed, and score the works."""
+def _day_side_by_side(args: argparse.Namespace, truth: dict[str, int]) -> None:
+    """The day staged in `--db` (`--stage-day`), timed on a copy of the SQLite file, then
+    on a `db copy` of the same file in the PostgreSQL store `--pg` (copied and opened
+    untimed): both start from the same resolved store and day, in one sitting."""
+    work = Path(f"{args.db}.day")
+    _remove(work)
+    shutil.copyfile(args.db, work)
+    _to_postgresql(args)  # opening the store there applied its migrations
+    print("SQLite:", flush=True)
+    lite = _time_day(argparse.Namespace(**{**vars(args), "db": work, "pg": None}), truth, args.day)
+    print("PostgreSQL:", flush=True)
+    pg = _time_day(args, truth, args.day)
+    print(f"the day on PostgreSQL / on SQLite: {pg:.1f} s / {lite:.1f} s = {pg / lite:.2f}x")
+    _remove(work)
+
+
+def _time_day(args: argparse.Namespace, truth: dict[str, int], n_day: int) -> float:
+    """Resolve the day's records already in the store, timed, and score the works; the
+    whole run's wall seconds."""
     fresh = compiled_package()
     if fresh:
         print(f"(compiled {fresh} paperdesk modules to bytecode first, as an install has them)")
@@ -621,6 +644,7 @@ def _time_day(args: argparse.Namespace, truth: dict[str, int], n_day: int) -> No
     if "works" in rep:
         p, r, nw, npap = score(_target(args), truth)
         print(f"  after the day: pairwise P {p:.4f} R {r:.4f}; {nw:,} works for {npap:,} papers")
+    return float(rep["total"]["wall"])
 
 
 if __name__ == "__main__":
