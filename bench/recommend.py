@@ -8,7 +8,9 @@ own name removed from each entry, are the library; their papers after it are the
 targets; every paper after the cut is a candidate. A third of the users (by a hash of
 the name) are held out: weights are tuned (`--tune`) on the others only, and the
 held-out users' figures are computed only when asked (`--held-out`), so that tuning
-never sees them.
+never sees them. `--fresh-from N` holds out the users from position N on instead (by
+name hash: with N = 150, users no earlier `--users 150` run ever built or looked at),
+tuning on the first `--tune-users` of those before it.
 
 The anchor is arxiv-sanity-lite's recipe: tf-idf over title, abstract and author names
 (uni+bigrams, 20k features, min_df 5, max_df 0.1: its compute.py defaults since it has
@@ -25,6 +27,7 @@ users each side wins, and the time to train one user's model and rank a month of
 candidates (from stored counts, as `paperdesk recommend` does).
 
     python bench/recommend.py [--shared ../shared/data] [--users 150] [--tune] [--held-out]
+        [--fresh-from 150 --tune-users 70]
         [--anchor-budget 800] [--no-anchor | --anchor-only]
 """
 
@@ -76,7 +79,11 @@ def h(name: str) -> int:
     return int(hashlib.sha1(name.encode()).hexdigest()[:8], 16)
 
 
-def make_users(docs: list[M.Doc], cut: str, n: int) -> list[dict[str, Any]]:
+def make_users(docs: list[M.Doc], cut: str, n: int, fresh_from: int = 0,
+               tune_users: int = 0) -> list[dict[str, Any]]:
+    """The first `n` users by name hash. Held out: a third of them by hash, or, with
+    `fresh_from`, those at positions `fresh_from` and on (users earlier runs of `--users
+    150` never built), the tuning users then being the first `tune_users` (all before it)."""
     before: dict[str, list[int]] = {}
     after: dict[str, list[int]] = {}
     for i, d in enumerate(docs):
@@ -84,8 +91,12 @@ def make_users(docs: list[M.Doc], cut: str, n: int) -> list[dict[str, Any]]:
             (before if (d.date or "") < cut else after).setdefault(a, []).append(i)
     names = [a for a, b in before.items() if 5 <= len(b) <= 60 and len(after.get(a, [])) >= 2]
     names.sort(key=h)
-    return [{"name": a, "lib": before[a], "targets": after[a], "held_out": h(a) % 3 == 0}
-            for a in names[:n]]
+    users = [{"name": a, "lib": before[a], "targets": after[a],
+              "held_out": p >= fresh_from if fresh_from else h(a) % 3 == 0}
+             for p, a in enumerate(names[:n])]
+    if fresh_from and tune_users:
+        users = users[:min(tune_users, fresh_from)] + users[fresh_from:]
+    return users
 
 
 def without(d: M.Doc, name: str) -> M.Doc:
@@ -282,7 +293,7 @@ def tune(mine: Mine, users: list[dict[str, Any]], pos_of: dict[int, int]) -> dic
 
 
 def compare(label: str, users: list[dict[str, Any]], ours: dict[str, list[int]],
-            anchor: dict[str, dict[str, Any]]) -> None:
+            anchor: dict[str, dict[str, Any]], show_losses: bool = False) -> None:
     both = [u for u in users if u["name"] in anchor]
     if not both:
         print(f"{label:<10} {len(users):>5} | {summarise([ours[u['name']] for u in users])['recall@100']:>15.4f}"
@@ -295,6 +306,11 @@ def compare(label: str, users: list[dict[str, Any]], ours: dict[str, list[int]],
     print(f"{label:<10} {a['users']:>5} | {a['recall@100']:>15.4f} {a['median_rank']:>11} | "
           f"{b['recall@100']:>12.4f} {b['median_rank']:>11} | {ratio:.2f}x | "
           f"wins {sum(d > 0 for d in diff)}, ties {sum(d == 0 for d in diff)}, losses {sum(d < 0 for d in diff)}")
+    if show_losses:
+        for u, d in sorted(zip(both, diff, strict=True), key=lambda x: x[1]):
+            if d < 0:
+                print(f"  lost: {u['name']!r} library {len(u['lib'])}, targets {len(u['targets'])}: "
+                      f"ranks {sorted(ours[u['name']])} vs anchor {sorted(anchor[u['name']]['ranks'])}")
 
 
 def main() -> None:
@@ -302,6 +318,9 @@ def main() -> None:
     ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared" / "data")
     ap.add_argument("--cut", default="2026-03-01")
     ap.add_argument("--users", type=int, default=150)
+    ap.add_argument("--fresh-from", type=int, default=0,
+                    help="hold out the users from this position on (by name hash), not a third")
+    ap.add_argument("--tune-users", type=int, default=0, help="with --fresh-from: tune on the first N only")
     ap.add_argument("--no-embed", action="store_true")
     ap.add_argument("--tune", action="store_true", help="grid-search the weights on the tuning users")
     ap.add_argument("--held-out", action="store_true", help="also rank the held-out users (report them once)")
@@ -315,7 +334,7 @@ def main() -> None:
 
     t0 = time.perf_counter()
     docs = load(args.shared)
-    users = make_users(docs, args.cut, args.users)
+    users = make_users(docs, args.cut, args.users, args.fresh_from, args.tune_users)
     cand = [i for i, d in enumerate(docs) if (d.date or "") >= args.cut]
     pos_of = {j: p for p, j in enumerate(cand)}
     next_month = args.cut[:5] + f"{int(args.cut[5:7]) + 1:02d}"
@@ -346,7 +365,7 @@ def main() -> None:
     print()
     print(f"{'group':<10} {'users':>5} | {'paperdesk R@100':>15} {'median rank':>11} | "
           f"{'anchor R@100':>12} {'median rank':>11} | ratio | per user (paperdesk vs anchor)")
-    compare("tuning", tuning, ours, anchor)
+    compare("tuning", tuning, ours, anchor, show_losses=True)
     if args.held_out:
         compare("held_out", held, ours, anchor)
         compare("all", users, ours, anchor)
