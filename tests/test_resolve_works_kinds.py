@@ -203,3 +203,18 @@ def test_spelled_numbers_session_labels_and_column_years() -> None:
     col = doc("Reminiscences on Influential Papers", 2001, "Kenneth A. Ross")
     assert score(col, doc("Reminiscences on influential papers", 2001, "Kenneth A. Ross")) >= MATCH_THRESHOLD
     assert score(col, doc("Reminiscences on influential papers", 2002, "Kenneth A. Ross")) < MATCH_THRESHOLD
+
+
+def test_front_matter_listed_by_its_phrase_alone_meets_its_topic() -> None:
+    # DBLP lists the issue's introduction as "Guest Editor's Introduction", ACM as "Data
+    # management issues in electronic commerce: guest editor's introduction": one item, by
+    # the same editor in the same year and journal. The other editors' introduction of
+    # that year stays apart.
+    records = dblp_acm({"journals/sigmod/Dogac02", "507340", "journals/sigmod/MeersmanS02"})
+    docs = {d.key: d for d in make_docs(records)}
+    assert docs["acm:507340"].title == "data management issues in electronic commerce"
+    assert docs["acm:507340"].title_head == "guest editor s introduction"
+    assert _groups(records) == {
+        frozenset({"dblp:journals/sigmod/Dogac02", "acm:507340"}),
+        frozenset({"dblp:journals/sigmod/MeersmanS02"}),
+    }

@@ -414,6 +414,12 @@ def make_docs(records: Sequence[RecordView]) -> list[Doc]:
         title = norm_text(named if bare.strip() else raw_title)
         head = _SUBTITLE.split(named_raw, maxsplit=1)
         title_head = norm_text(head[0]) if len(head) > 1 else ""
+        if front and (not title_head or title_head == norm_text(named)):
+            # 'Data management issues in e-commerce: guest editor's introduction' is listed
+            # by another library as 'Guest Editor's Introduction' alone: the phrase is the
+            # other name it goes by (generic, so authors, year and venue must agree).
+            phrase = norm_text(front)
+            title_head = phrase if is_generic(phrase) else title_head
         t_lists.append(title.split())
         abstract = (record.abstract_text or record.abstract or "")[:_ABSTRACT_CHARS]
         a_lists.append(_words(abstract))
