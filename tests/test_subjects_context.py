@@ -18,10 +18,11 @@ from conftest import FEED_SAMPLE, shared_file
 from paperdesk.cli import main
 from paperdesk.ingest import ingest_paths
 from paperdesk.store import open_store
+from paperdesk.subjects import classifier
 from paperdesk.subjects.classifier import SubjectModel
 from paperdesk.subjects.context import History, context_keys, evidence, online_evidence
 from paperdesk.subjects.feed import Example, read_feed
-from paperdesk.subjects.training import examples_from_store
+from paperdesk.subjects.training import context_for, evaluate, examples_from_store
 
 
 def test_history_evidence_favours_the_authors_subject() -> None:
@@ -103,3 +104,23 @@ def test_classify_keeps_context_and_train_reads_the_store(tmp_path: Path) -> Non
         assert sum(mix.values()) < len(examples) / 3
     res = r.invoke(main, ["--db", str(tmp_path / "empty.db"), "subjects", "train", "--store"])
     assert res.exit_code == 1 and "month" in res.output
+
+
+def test_the_shipped_model_weighs_the_context_and_it_helps() -> None:
+    # The model the package ships (remade by `paperdesk subjects train` on the shared feed)
+    # was fitted with the context evidence: every kind has a weight, and on the sample's
+    # latest month (after the shipped model's training and calibration months) the
+    # authors', venues' and recent mix's evidence, as a daily run sees it, lifts top-1
+    # (measured: 0.762 text alone, 0.798 with context, 499 papers).
+    model = SubjectModel.load(Path(classifier.__file__).parent / "data" / "subjects-model.npz")
+    assert set(model.context_weights) == {"authors", "recent", "venue"}
+    assert all(w > 0 for w in model.context_weights.values()), model.context_weights
+    assert model.prior.shape == (len(model.classes),) and abs(model.prior.sum() - 1) < 1e-3
+    examples = list(read_feed(shared_file(FEED_SAMPLE)))
+    last = max(e.month for e in examples)
+    assert last > max(model.meta["calib_months"])
+    test = [e for e in examples if e.month == last]
+    context = context_for(model, [e for e in examples if e.month < last], test)
+    text, both = evaluate(model, test), evaluate(model, test, context=context)
+    assert both["top1"] >= text["top1"] + 0.02, (text["top1"], both["top1"])
+    assert both["top3"] >= text["top3"] and both["ece"] <= 0.07, both
