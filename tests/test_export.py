@@ -18,14 +18,22 @@ from hypothesis import strategies as st
 
 import shapes_store
 from paperdesk import catalog
-from paperdesk.export import DERIVED_NOTE, cite_key, kind_of, to_bibtex, to_csl, to_ris
+from paperdesk.export import (
+    DERIVED_NOTE,
+    cite_key,
+    kind_of,
+    to_bibtex,
+    to_csl,
+    to_ris,
+    valid_arxiv_id,
+)
 from paperdesk.store import open_store
 
 DATA = Path(__file__).parent / "data" / "shapes"
-BIB_FIELDS = {"title", "author", "year", "journal", "booktitle", "howpublished", "volume",
+BIB_FIELDS = {"title", "author", "year", "date", "journal", "booktitle", "howpublished", "volume",
               "number", "pages", "publisher", "eprint", "archivePrefix", "eprinttype", "primaryClass", "doi",
               "url", "note"}
-RIS_KEYS = {"type_of_reference", "title", "authors", "year", "date", "secondary_title",
+RIS_KEYS = {"type_of_reference", "title", "authors", "year", "date", "secondary_title", "custom3", "publisher",
             "volume", "number", "start_page", "doi", "name_of_database", "accession_number",
             "urls", "abstract", "keywords", "notes"}
 
@@ -114,7 +122,7 @@ def test_every_work_of_every_shape_exports_and_parses(shapes: list[dict[str, Any
         assert bib["title"].strip("{}") and ris["title"] and csl["title"] and cited
         if work["display_title_from"] != "title":  # untitled: the derived title, said so
             assert bib["title"] == "{" + work["display_title"] + "}" and bib["note"] == DERIVED_NOTE
-            assert ris["notes"] == [DERIVED_NOTE] and csl["note"] == DERIVED_NOTE
+            assert ris["notes"] == [DERIVED_NOTE] and csl["note"].splitlines()[-1] == DERIVED_NOTE
     assert {"journal", "conference", "preprint", "other"} <= set(kinds), kinds
     assert "arxiv" in kinds["preprint"] and "openreview" in kinds["conference"]
     assert {"doi", "bibtex"} <= kinds["journal"]
@@ -140,6 +148,62 @@ def test_types_follow_what_the_work_is(shapes: list[dict[str, Any]]) -> None:
     assert parse_bib(to_bibtex(orv))["booktitle"] == orv["records"][0]["venue"]
     posted = by_type[("doi", "posted-content")]
     assert parse_bib(to_bibtex(posted))["type"] == "misc" and to_csl(posted)["type"] == "article"
+    entry = by_type[("doi", "reference-entry")]  # Oxford Bibliographies: Zotero's bookSection
+    bib, ris, csl = parse_bib(to_bibtex(entry)), parse_ris(to_ris(entry)), to_csl(entry)
+    assert (bib["type"], ris["type_of_reference"], csl["type"]) == ("incollection", "CHAP", "chapter")
+    venue = entry["records"][0]["venue"]
+    assert bib["booktitle"] == ris["secondary_title"] == csl["container-title"] == venue
+    assert bib["publisher"] == ris["publisher"] == csl["publisher"] == entry["records"][0]["publisher"]
+    data = by_type[("doi", "dataset")]  # a CRAN package: Zotero's dataset (RIS, CSL)
+    bib, ris, csl = parse_bib(to_bibtex(data)), parse_ris(to_ris(data)), to_csl(data)
+    assert (bib["type"], ris["type_of_reference"], csl["type"]) == ("misc", "DATA", "dataset")
+    assert ris["publisher"] == csl["publisher"] == data["records"][0]["publisher"] and bib["doi"]
+
+
+def test_what_zotero_reads_is_where_it_reads_it(shapes: list[dict[str, Any]]) -> None:
+    """The fields Zotero's import translators (BibTeX.js, RIS.js, CSL JSON.js) read, where
+    they read them, on every work of every shape: the full date also in biblatex's `date`
+    (BibTeX.js prefers it to `year`, so the day survives), a conference paper's container
+    in RIS `C3` (proceedings title) as well as `T2` (conference name), its publisher in
+    `PB`, a published work's arXiv id in CSL `note` as `arXiv: ID` (Zotero's Extra), and
+    a work of unknown kind as CSL `document` (Zotero would file `article` as a preprint)."""
+    seen: set[str] = set()
+    for work in shapes:
+        what = kind_of(work)
+        bib, ris, csl, _ = check_all(work)
+        parts = csl.get("issued", {}).get("date-parts", [[]])[0]
+        if len(parts) == 3:
+            assert bib["date"] == "{:04d}-{:02d}-{:02d}".format(*parts) and bib["year"] == str(parts[0])
+            assert ris["date"] == "{:04d}/{:02d}/{:02d}".format(*parts)
+            seen.add("day")
+        elif len(parts) == 1:
+            assert "date" not in bib and bib["year"] == str(parts[0])
+            seen.add("year")
+        if what["kind"] == "conference":
+            assert ris["custom3"] == ris["secondary_title"] == csl["container-title"] == what["container"]
+            assert bib["booktitle"]
+            if what["publisher"]:
+                assert ris["publisher"] == csl["publisher"] == what["publisher"]
+                seen.add("conference publisher")
+        arxiv = valid_arxiv_id(work.get("arxiv_id"))
+        if arxiv and what["kind"] != "preprint":
+            assert f"arXiv: {arxiv}" in csl["note"].splitlines()
+            assert bib["eprint"] == arxiv and ris["accession_number"] == f"arXiv:{arxiv}"
+            seen.add("published on arXiv")
+        if what["kind"] == "other":
+            assert (bib["type"], ris["type_of_reference"], csl["type"]) == ("misc", "GEN", "document")
+            seen.add("other")
+    assert seen == {"day", "year", "conference publisher", "published on arXiv", "other"}, seen
+
+
+def test_a_published_arxiv_paper_keeps_its_id_in_every_format() -> None:
+    work = {**feed_work(2), "records": [{"source": "arxiv", "journal_ref": "Proceedings of CVPR 2026"}]}
+    bib, ris, csl, cited = check_all(work)
+    assert bib["type"] == "inproceedings" and bib["eprint"] == work["arxiv_id"]
+    assert ris["type_of_reference"] == "CONF" and ris["custom3"] == "Proceedings of CVPR 2026"
+    assert ris["name_of_database"] == "arXiv" and ris["accession_number"] == f"arXiv:{work['arxiv_id']}"
+    assert csl["type"] == "paper-conference" and csl["note"] == f"arXiv: {work['arxiv_id']}"
+    assert "number" not in csl and cited
 
 
 def test_hostile_record_cannot_inject_fields_or_end_records(shapes: list[dict[str, Any]]) -> None:

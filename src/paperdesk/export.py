@@ -7,10 +7,18 @@ Input is the plain work dict the paper page and its JSON twin show (`catalog.pap
 
 What a work *is* decides the entry type (`kind_of`): a journal article (`@article`, RIS
 `JOUR`, CSL `article-journal`), a conference paper (`@inproceedings`, `CONF`,
-`paper-conference`), an arXiv preprint — written the way arXiv writes its own BibTeX:
-`@misc` with `eprint`, `archivePrefix`, `primaryClass` and `url` (RIS `GEN`, CSL `article`
-with `publisher: arXiv` and `number: arXiv:ID`) — or anything else (`@misc`, `GEN`,
-`article`).
+`paper-conference`), a chapter or reference entry (`@incollection`, `CHAP`, `chapter`), a
+dataset (`@misc`, `DATA`, `dataset`), an arXiv preprint — written the way arXiv writes its
+own BibTeX: `@misc` with `eprint`, `archivePrefix`, `primaryClass` and `url` (RIS `GEN`,
+CSL `article` with `publisher: arXiv` and `number: arXiv:ID`) — or anything else (`@misc`,
+`GEN`, `document`).
+
+Each format is written so that Zotero's own import translators (BibTeX.js, RIS.js,
+CSL JSON.js; docs/web.md says which commit and how it was run) keep the title, creators,
+date, DOI, URL, arXiv id and container without a warning: BibTeX adds biblatex's `date`
+(Zotero keeps the day, `year` stays for BibTeX styles) and `eprinttype`; RIS gives a
+conference paper's container as `C3` (proceedings title) as well as `T2` (conference name);
+CSL-JSON keeps the arXiv id of a published work in `note` as `arXiv: ID` (Zotero's Extra).
 
 Every field is untrusted text (#18): identifiers are validated (an arXiv id, a DOI, an
 arXiv category, an http(s) URL — anything else is left out), and text is made safe per
@@ -44,6 +52,9 @@ DERIVED_NOTE = "Title supplied by paperdesk from the first sentence of the abstr
 _JOURNAL_TYPES = {"journal-article", "article", "journal", "review"}
 _CONFERENCE_TYPES = {"proceedings-article", "inproceedings", "conference", "paper-conference",
                      "conference-paper"}
+_CHAPTER_TYPES = {"book-chapter", "reference-entry", "incollection", "inbook", "chapter",
+                  "book-section", "book-part"}
+_DATASET_TYPES = {"dataset"}
 _PREPRINT_TYPES = {"posted-content", "preprint"}
 _CONFERENCE_WORDS = re.compile(
     r"\b(?:proc(?:eedings|\.)?|conference|conf\.|workshop|symposium|ICLR|ICML|NeurIPS|NIPS|"
@@ -142,8 +153,8 @@ def _title(work: dict[str, Any], plain: bool = False) -> tuple[str, bool]:
 
 
 def kind_of(work: dict[str, Any]) -> dict[str, Any]:
-    """{"kind": journal | conference | preprint | other, "container": venue or None,
-    "volume", "issue", "pages", "publisher"} from the work's records."""
+    """{"kind": journal | conference | chapter | dataset | preprint | other, "container":
+    venue or None, "volume", "issue", "pages", "publisher"} from the work's records."""
     records = work.get("records") or []
     out: dict[str, Any] = {"kind": "other", "container": None}
 
@@ -160,6 +171,10 @@ def kind_of(work: dict[str, Any]) -> dict[str, Any]:
             return take("journal", r, venue)
         if t in _CONFERENCE_TYPES and venue:
             return take("conference", r, venue)
+        if t in _CHAPTER_TYPES and venue:
+            return take("chapter", r, venue)
+        if t in _DATASET_TYPES and r.get("source") != "arxiv":
+            return take("dataset", r, venue)
     for r in records:  # an accepted OpenReview paper: its venue
         venue = str(r.get("venue") or "")
         if r.get("source") == "openreview" and venue and not _UNDECIDED.search(venue):
@@ -237,6 +252,9 @@ def to_bibtex(work: dict[str, Any]) -> str:
         fields.append(("author", authors))
     if _year(work):
         fields.append(("year", str(_year(work))))
+    parts = _date_parts(work)
+    if len(parts) > 1:  # biblatex's date: Zotero keeps month and day (BibTeX styles use year)
+        fields.append(("date", "-".join(f"{p:02d}" for p in parts)))
     container = what["container"]
     if kind == "journal" and container:
         fields.append(("journal", _bib_escape(container)))
@@ -244,12 +262,17 @@ def to_bibtex(work: dict[str, Any]) -> str:
     elif kind == "conference" and container:
         fields.append(("booktitle", _bib_escape(container)))
         entry = "inproceedings"
+    elif kind == "chapter" and container:
+        fields.append(("booktitle", _bib_escape(container)))
+        entry = "incollection"
     else:
         entry = "misc"
-        if kind == "other" and container:
+        if kind in ("other", "dataset") and container:
             fields.append(("howpublished", _bib_escape(container)))
-    # (an @article's publisher is not a field Zotero's BibTeX import keeps for articles)
-    keys = {"article": ("volume", "issue", "pages"), "inproceedings": ("volume", "pages", "publisher")}
+    # (an @article's publisher: Zotero's journal articles have none before zotero-schema 33,
+    # Dec 2025, and it warns and drops it there)
+    keys = {"article": ("volume", "issue", "pages"), "inproceedings": ("volume", "pages", "publisher"),
+            "incollection": ("pages", "publisher"), "misc": ("publisher",)}
     for key in keys.get(entry, ()):
         if what.get(key):
             fields.append(("number" if key == "issue" else key, _bib_escape(what[key])))
@@ -274,13 +297,16 @@ def to_bibtex(work: dict[str, Any]) -> str:
 
 # -- RIS -----------------------------------------------------------------------------------
 
-_RIS_TYPE = {"journal": "JOUR", "conference": "CONF", "preprint": "GEN", "other": "GEN"}
+_RIS_TYPE = {"journal": "JOUR", "conference": "CONF", "chapter": "CHAP", "dataset": "DATA",
+             "preprint": "GEN", "other": "GEN"}
 
 
 def to_ris(work: dict[str, Any]) -> str:
-    """RIS as Zotero's RIS translator reads it back: GEN imports as a journal article, so
-    a preprint's arXiv id goes to the archive fields (DB, AN), not to ones Zotero would
-    turn into notes."""
+    """RIS as Zotero's RIS translator reads it back: GEN imports as a journal article (RIS
+    has no preprint type; Zotero writes its own preprints as GEN too), so a preprint's
+    arXiv id goes to the archive fields (DB, AN), not to ones Zotero would turn into notes.
+    A conference paper's container is both `T2` (Zotero: conference name) and `C3`
+    (proceedings title, what BibTeX's booktitle and CSL's container-title become)."""
     what = kind_of(work)
     kind = what["kind"]
     title, derived = _title(work, plain=True)
@@ -294,12 +320,15 @@ def to_ris(work: dict[str, Any]) -> str:
     parts = _date_parts(work)
     if len(parts) == 3:
         lines.append(("DA", f"{parts[0]:04d}/{parts[1]:02d}/{parts[2]:02d}"))
-    if what["container"] and kind in ("journal", "conference"):
+    if what["container"] and kind in ("journal", "conference", "chapter"):
         lines.append(("T2", what["container"]))
-    if kind in ("journal", "conference"):
-        for key, tag in (("volume", "VL"), ("issue", "IS"), ("pages", "SP")):
-            if what.get(key):
-                lines.append((tag, what[key]))
+        if kind == "conference":
+            lines.append(("C3", what["container"]))
+    tags = {"journal": ("VL", "IS", "SP"), "conference": ("VL", "SP", "PB"), "chapter": ("SP", "PB"),
+            "dataset": ("PB",)}.get(kind, ())
+    for key, tag in (("volume", "VL"), ("issue", "IS"), ("pages", "SP"), ("publisher", "PB")):
+        if tag in tags and what.get(key):
+            lines.append((tag, what[key]))
     doi = valid_doi(work.get("doi"))
     if doi:
         lines.append(("DO", doi))
@@ -323,8 +352,8 @@ def to_ris(work: dict[str, Any]) -> str:
 
 # -- CSL-JSON ------------------------------------------------------------------------------
 
-_CSL_TYPE = {"journal": "article-journal", "conference": "paper-conference",
-             "preprint": "article", "other": "article"}
+_CSL_TYPE = {"journal": "article-journal", "conference": "paper-conference", "chapter": "chapter",
+             "dataset": "dataset", "preprint": "article", "other": "document"}
 
 
 def to_csl(work: dict[str, Any]) -> dict[str, Any]:
@@ -352,15 +381,21 @@ def to_csl(work: dict[str, Any]) -> dict[str, Any]:
         item["URL"] = url
     if work.get("abstract"):
         item["abstract"] = _plain(work["abstract"])
-    if what["container"] and kind in ("journal", "conference"):
-        item["container-title"] = what["container"]
+    notes = []
+    if kind in ("journal", "conference", "chapter", "dataset"):
+        if what["container"]:
+            item["container-title"] = what["container"]
         for key, csl in (("volume", "volume"), ("issue", "issue"), ("pages", "page"),
                          ("publisher", "publisher")):
-            if what.get(key):
+            if what.get(key) and (kind in ("journal", "conference") or csl in ("page", "publisher")):
                 item[csl] = what[key]
+        if arxiv:  # published, and on arXiv: Zotero reads `arXiv: ID` in note into Extra
+            notes.append(f"arXiv: {arxiv}")
     elif kind == "preprint" and arxiv:
         item["publisher"] = "arXiv"
         item["number"] = f"arXiv:{arxiv}"
     if derived:
-        item["note"] = DERIVED_NOTE
+        notes.append(DERIVED_NOTE)
+    if notes:
+        item["note"] = "\n".join(notes)
     return item
