@@ -40,7 +40,7 @@ from paperdesk.store.base import Store, WorkRepository, now
 from paperdesk.store.codec import decode_record
 
 CHECKPOINT = "resolve.works.seq"
-FORMAT = 2
+FORMAT = 3
 """The format of the works tables this code writes: a store holding another is rebuilt by
 its next run (a full run, keeping work ids), not migrated. 2: generic titles, title kinds
 (errata, parts, replies) and related links, opening-sentence keys (`work_docs` layout
