@@ -507,3 +507,15 @@ def test_changed_records_are_those_after_the_checkpoint(new_target: Callable[[st
         pages = list(store.works.changed_rows(0, 3))
         assert [len(p) for p in pages] == [5, 5, 5]
         assert store.count_changed(2) == 5 and list(store.iter_changed(3)) == []
+
+
+def test_code_outside_the_store_names_the_interface_not_a_backend() -> None:
+    """Stages, the CLI and the web layer are typed against `store.base.Store` (the
+    protocol both backends implement), never against the SQLite class."""
+    users = {
+        str(p.relative_to(SRC))
+        for p in SRC.rglob("*.py")
+        if not str(p.relative_to(SRC)).startswith("store/")
+        and re.search(r"\bSQLiteStore\b|\bPGStore\b", p.read_text(encoding="utf-8"))
+    }
+    assert not users

@@ -16,7 +16,7 @@ from typing import Any
 
 from paperdesk.errors import NotFoundError, QueryError
 from paperdesk.model import SourceRecord
-from paperdesk.store.sqlite import SQLiteStore
+from paperdesk.store.base import Store
 from paperdesk.subjects import taxonomy
 from paperdesk.views import display_title, text_markup
 
@@ -26,7 +26,7 @@ _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
 def predicted_subjects(
-    store: SQLiteStore, records: dict[str, list[SourceRecord]]
+    store: Store, records: dict[str, list[SourceRecord]]
 ) -> dict[str, list[dict[str, Any]]]:
     """Classifier subjects (from `paperdesk classify`) of the works whose records came with
     none, marked `predicted` with their probability; source subjects always win."""
@@ -79,13 +79,13 @@ def work_display_title(lead: SourceRecord, records: list[SourceRecord]) -> tuple
     return display_title(title, abstract, _source_label(lead))
 
 
-def display_titles(store: SQLiteStore, work_ids: list[str]) -> dict[str, tuple[str, str]]:
+def display_titles(store: Store, work_ids: list[str]) -> dict[str, tuple[str, str]]:
     """`work_display_title` of each work (or record key before resolve) that exists."""
     records = store.catalog.work_records(list(dict.fromkeys(work_ids)))
     return {w: work_display_title(_lead(recs), recs) for w, recs in records.items() if recs}
 
 
-def with_display_titles(store: SQLiteStore, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def with_display_titles(store: Store, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Adds `display_title` / `display_title_from` to hit-like dicts (`work_id`, `title`,
     as search and similar give them): the untitled ones get theirs from their records."""
     untitled = [h["work_id"] for h in items if not (h.get("title") or "").strip()]
@@ -109,7 +109,7 @@ _RELATION = {
 }
 
 
-def related_works(store: SQLiteStore, wid: str, keys: list[str]) -> list[dict[str, Any]]:
+def related_works(store: Store, wid: str, keys: list[str]) -> list[dict[str, Any]]:
     """Works linked to this one by the works resolver as an erratum, reply, comment,
     extended abstract or other part (they stay works of their own): `work_id`,
     `display_title`, `kind` and the `relation` the page shows."""
@@ -160,7 +160,7 @@ def subjects_of(records: list[SourceRecord]) -> list[dict[str, Any]]:
 
 
 def work_summary(
-    store: SQLiteStore,
+    store: Store,
     work_id: str,
     records: list[SourceRecord],
     authors: dict[tuple[str, int], str],
@@ -220,7 +220,7 @@ def _subject_filter(code: str | None) -> str | None:
 
 
 def daily(
-    store: SQLiteStore,
+    store: Store,
     day: str | None = None,
     subject: str | None = None,
     page: int = 1,
@@ -275,7 +275,7 @@ def daily(
     return out
 
 
-def paper(store: SQLiteStore, work_id: str) -> dict[str, Any]:
+def paper(store: Store, work_id: str) -> dict[str, Any]:
     """A work with all its source records side by side."""
     asked = work_id.strip()
     if not re.match(r"^(W\d{1,12}|[a-z0-9][\w.-]{0,40}:\S{1,300})$", asked):
@@ -314,7 +314,7 @@ def paper(store: SQLiteStore, work_id: str) -> dict[str, Any]:
 _COUNTS: dict[str, tuple[tuple[int, int], dict[str, int]]] = {}
 
 
-def subject_counts(store: SQLiteStore) -> dict[str, int]:
+def subject_counts(store: Store) -> dict[str, int]:
     """Records per canonical subject (aliases folded in), cached until records change."""
     version = store.catalog.data_version()
     cached = _COUNTS.get(store.path)
@@ -330,7 +330,7 @@ def subject_counts(store: SQLiteStore) -> dict[str, int]:
     return dict(counts)
 
 
-def subjects_index(store: SQLiteStore) -> dict[str, Any]:
+def subjects_index(store: Store) -> dict[str, Any]:
     """The taxonomy grouped by group and archive, with full names and counts."""
     tax = taxonomy.load()
     counts = subject_counts(store)
@@ -355,7 +355,7 @@ def subjects_index(store: SQLiteStore) -> dict[str, Any]:
     return {"groups": out, "total_records": sum(counts.values())}
 
 
-def subject_page(store: SQLiteStore, code: str, limit: int = 50) -> dict[str, Any]:
+def subject_page(store: Store, code: str, limit: int = 50) -> dict[str, Any]:
     """A subject — a category (`cs.LG`, aliases such as `math.IT` lead to their canonical
     twin) or a whole archive (`cs`, `math`) — with its newest works."""
     tax = taxonomy.load()
@@ -399,7 +399,7 @@ def subject_page(store: SQLiteStore, code: str, limit: int = 50) -> dict[str, An
     return info
 
 
-def author_page(store: SQLiteStore, author_id: str) -> dict[str, Any]:
+def author_page(store: Store, author_id: str) -> dict[str, Any]:
     """An author profile for the page: the profile from the authors stage, plus subject
     names from the taxonomy and the bars of the works-per-year chart."""
     from paperdesk.resolve.authors_profiles import profile
@@ -434,7 +434,7 @@ def author_page(store: SQLiteStore, author_id: str) -> dict[str, Any]:
     return data
 
 
-def author_search(store: SQLiteStore, query: str, limit: int = 50) -> dict[str, Any]:
+def author_search(store: Store, query: str, limit: int = 50) -> dict[str, Any]:
     from paperdesk.resolve.authors_profiles import search_authors
 
     query = query.strip()

@@ -31,8 +31,8 @@ from paperdesk import ingest_pool, normalize, settings, sources
 from paperdesk.errors import ParseError
 from paperdesk.model import SourceRecord
 from paperdesk.progress import progress
-from paperdesk.store.base import PutResult, Reject
-from paperdesk.store.sqlite import Row, SQLiteStore, payload_hash, prepare_row
+from paperdesk.store.base import PutResult, Reject, Store
+from paperdesk.store.sqlite import Row, payload_hash, prepare_row
 
 OnError = Literal["stop", "skip"]
 # The batch size (settings.INGEST_BATCH): big enough to amortise commits, small enough to
@@ -132,7 +132,7 @@ def prepare_batch(
 
 
 def commit_batch(
-    store: SQLiteStore,
+    store: Store,
     prepared: Sequence[Row | Reject | str],
     *,
     origin: str,
@@ -161,7 +161,7 @@ def commit_batch(
 
 
 def store_batch(
-    store: SQLiteStore,
+    store: Store,
     items: Sequence[SourceRecord | ParseError],
     *,
     origin: str,
@@ -259,7 +259,7 @@ def _guarded(it: Iterator[SourceRecord | ParseError], origin: str) -> Iterator[A
 
 
 def _serial_batches(
-    store: SQLiteStore,
+    store: Store,
     items: Iterator[SourceRecord | ParseError],
     origin: str,
     batch_size: int,
@@ -292,7 +292,7 @@ def _serial_batches(
 class _WriteGroup:
     """Consecutive batches written in one transaction (`TX_BATCHES` of them)."""
 
-    def __init__(self, store: SQLiteStore, batches: int):
+    def __init__(self, store: Store, batches: int):
         self.store = store
         self.batches = max(1, batches)
         self.count = 0
@@ -317,7 +317,7 @@ class _WriteGroup:
 
 
 def ingest_file(
-    store: SQLiteStore,
+    store: Store,
     path: Path,
     report: IngestReport,
     *,
@@ -398,7 +398,7 @@ def ingest_file(
 
 
 def ingest_paths(
-    store: SQLiteStore,
+    store: Store,
     paths: Iterable[str | Path],
     *,
     fmt: str | None = None,

@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from paperdesk.store.sqlite import SQLiteStore
+from paperdesk.store.base import Store
 
 STAGES = ("works", "authors", "subjects", "search")
 """Every stage after ingest, in the order `run` takes them. Subjects before search: the
@@ -35,14 +35,14 @@ search documents do not read the predicted subjects, and classifying is quick.""
 CHECKPOINT = "pipeline"
 """The store checkpoint holding the status of the latest run."""
 
-StageFn = Callable[[SQLiteStore, bool, Callable[[dict[str, Any]], None]], dict[str, Any]]
+StageFn = Callable[[Store, bool, Callable[[dict[str, Any]], None]], dict[str, Any]]
 
 
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def works(store: SQLiteStore, full: bool, note: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+def works(store: Store, full: bool, note: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
     """Records -> works (`resolve_works`); `note` hears the running totals after each
     committed batch."""
     from paperdesk.resolve.works_run import resolve_works
@@ -51,7 +51,7 @@ def works(store: SQLiteStore, full: bool, note: Callable[[dict[str, Any]], None]
     return report.to_dict()
 
 
-def authors(store: SQLiteStore, full: bool, note: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+def authors(store: Store, full: bool, note: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
     """Signatures -> author profiles (`resolve_authors`)."""
     from paperdesk.resolve.authors import resolve_authors
 
@@ -80,7 +80,7 @@ def scored(pred: Any) -> list[dict[str, Any]]:
 
 
 def subjects(
-    store: SQLiteStore, full: bool, note: Callable[[dict[str, Any]], None],
+    store: Store, full: bool, note: Callable[[dict[str, Any]], None],
     *, model_path: Path | None = None,
 ) -> dict[str, Any]:
     """Subjects of new records: the source's, else predicted by the model (`model_path`,
@@ -107,7 +107,7 @@ def subjects(
     return classify(store, predictor, model_id=model_id, full=full).to_dict()
 
 
-def search(store: SQLiteStore, full: bool, note: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+def search(store: Store, full: bool, note: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
     """The keyword and vector indexes brought up to date with new and changed works (also
     after a `full` run: work ids are kept; `paperdesk reindex` rebuilds from scratch)."""
     from paperdesk.search.indexer import update_index  # ~0.35 s to import
@@ -121,7 +121,7 @@ _STAGE_FNS: dict[str, StageFn] = {
 
 
 def run(
-    store: SQLiteStore,
+    store: Store,
     stages: Sequence[str] = STAGES,
     *,
     full: bool = False,
@@ -177,7 +177,7 @@ def run(
     return reports
 
 
-def _save(store: SQLiteStore, state: dict[str, Any]) -> None:
+def _save(store: Store, state: dict[str, Any]) -> None:
     store.set_checkpoint(CHECKPOINT, {**state, "updated_at": _now()})
 
 
@@ -191,7 +191,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def status(store: SQLiteStore) -> dict[str, Any]:
+def status(store: Store) -> dict[str, Any]:
     """The latest run's status, for `/api/status`: `state` is `running`, `ready` (every
     stage of the run finished), `failed` (`error` says where), `interrupted` (the process
     that ran it is gone: the next run resumes), or `idle` (no run recorded in this store).

@@ -13,10 +13,10 @@ from typing import Any
 
 from paperdesk.model import SourceRecord
 from paperdesk.resolve.works_curate import work_id_for
-from paperdesk.store.sqlite import SQLiteStore
+from paperdesk.store.base import Store
 
 
-def record_json(store: SQLiteStore, rec: SourceRecord, payloads: bool = False) -> dict[str, Any]:
+def record_json(store: Store, rec: SourceRecord, payloads: bool = False) -> dict[str, Any]:
     """The documented `record --json` shape (docs/cli.md)."""
     data = rec.to_dict()
     key = rec.key

@@ -21,7 +21,7 @@ import orjson
 from paperdesk import __version__, settings
 from paperdesk.errors import NotFoundError, PaperdeskError
 from paperdesk.store import default_db_path, open_store
-from paperdesk.store.sqlite import SQLiteStore
+from paperdesk.store.base import Store
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -31,10 +31,10 @@ class Ctx:
 
     def __init__(self, db: str | Path):
         self.db = db
-        self._store: SQLiteStore | None = None
+        self._store: Store | None = None
 
     @property
-    def store(self) -> SQLiteStore:
+    def store(self) -> Store:
         if self._store is None:
             self._store = open_store(self.db)
         return self._store

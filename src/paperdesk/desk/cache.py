@@ -25,8 +25,9 @@ from paperdesk.desk import features as F
 from paperdesk.desk.model import Doc, fold_name
 from paperdesk.errors import StoreError
 from paperdesk.model import SourceRecord
+from paperdesk.store.base import Store
 from paperdesk.store.desk_base import FeatureRow
-from paperdesk.store.sqlite import SQLiteStore, decode_record
+from paperdesk.store.sqlite import decode_record
 
 _CODE = re.compile(r"^[a-z-]+(?:\.[A-Za-z-]+)?$")
 _BATCH = 2000
@@ -56,7 +57,7 @@ def compute(recs: list[tuple[str, int, SourceRecord]]) -> list[tuple[str, int, i
     return out
 
 
-def fill(store: SQLiteStore, rows: list[FeatureRow]) -> int:
+def fill(store: Store, rows: list[FeatureRow]) -> int:
     """Compute and store the features `rows` lack; the number computed."""
     missing = [r for r in rows if r.terms is None]
     for i in range(0, len(missing), _BATCH):
@@ -115,7 +116,7 @@ def group(rows: list[FeatureRow], subject: str | None = None) -> Candidates:
     return out
 
 
-def candidates(store: SQLiteStore, since: str, until: str, subject: str | None = None) -> Candidates:
+def candidates(store: Store, since: str, until: str, subject: str | None = None) -> Candidates:
     """The works that appeared on days `since`..`until`, featurised."""
     rows = store.desk.feature_rows(since, until, F.FORMAT)
     n = fill(store, rows)

@@ -10,13 +10,12 @@ from email.message import EmailMessage
 from typing import Any
 
 from paperdesk.errors import NotFoundError, PaperdeskError
-from paperdesk.store.base import now
-from paperdesk.store.sqlite import SQLiteStore
+from paperdesk.store.base import Store, now
 
 _EMAIL = re.compile(r"^[^@\s<>\"',;]{1,64}@[A-Za-z0-9.-]{1,253}\.[A-Za-z]{2,63}$")
 
 
-def set_email(store: SQLiteStore, username: str, email: str | None, digest: bool) -> None:
+def set_email(store: Store, username: str, email: str | None, digest: bool) -> None:
     """The address the digest goes to, and whether it is sent (no address: no digest)."""
     if email is not None and not _EMAIL.match(email):
         raise PaperdeskError(f"{email[:80]!r} is not an e-mail address")
@@ -48,7 +47,7 @@ def compose(username: str, to: str, sender: str, base_url: str, hits: list[dict[
 
 
 def send_digests(
-    store: SQLiteStore, *, base_url: str, username: str | None = None, since: str | None = None,
+    store: Store, *, base_url: str, username: str | None = None, since: str | None = None,
     limit: int = 20, dry_run: bool = False,
 ) -> list[dict[str, Any]]:
     """One e-mail per user who asked for the digest (or only `username`): their

@@ -21,8 +21,7 @@ from typing import Any
 
 from paperdesk.desk.library import current, require_user
 from paperdesk.errors import NotFoundError, PaperdeskError, QueryError
-from paperdesk.store.base import now
-from paperdesk.store.sqlite import SQLiteStore
+from paperdesk.store.base import Store, now
 
 _NAME = re.compile(r"^[\w][\w .-]{0,59}$")
 MAX_QUERY = 500
@@ -43,7 +42,7 @@ def _check(query: str) -> str:
     return query
 
 
-def save_search(store: SQLiteStore, username: str, name: str, query: str) -> dict[str, Any]:
+def save_search(store: Store, username: str, name: str, query: str) -> dict[str, Any]:
     require_user(store, username)
     name = " ".join(name.split())
     if not _NAME.match(name):
@@ -54,25 +53,25 @@ def save_search(store: SQLiteStore, username: str, name: str, query: str) -> dic
     return {"user": username, "name": name, "query": query}
 
 
-def remove_search(store: SQLiteStore, username: str, name: str) -> None:
+def remove_search(store: Store, username: str, name: str) -> None:
     require_user(store, username)
     if not store.desk.remove_search(username, name):
         raise NotFoundError(f"{username} has no saved search {name!r}")
 
 
-def searches(store: SQLiteStore, username: str) -> list[dict[str, Any]]:
+def searches(store: Store, username: str) -> list[dict[str, Any]]:
     require_user(store, username)
     return [asdict(s) for s in store.desk.searches(username)]
 
 
-def _search(store: SQLiteStore, username: str, name: str) -> str:
+def _search(store: Store, username: str, name: str) -> str:
     for s in store.desk.searches(username):
         if s.name == name:
             return s.query
     raise NotFoundError(f"{username} has no saved search {name!r}")
 
 
-def run_search(store: SQLiteStore, username: str, name: str, limit: int = 50, index: Any = None) -> dict[str, Any]:
+def run_search(store: Store, username: str, name: str, limit: int = 50, index: Any = None) -> dict[str, Any]:
     """The saved search's works, newest first: `{"user", "name", "query", "hits": [...]}`
     (each hit: work_id, title, authors, date, subjects, snippet, new). `index`: an open
     `SearchIndex` (the web server's shared one), else one is opened read-only."""
@@ -96,7 +95,7 @@ def _hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def new_token(store: SQLiteStore, username: str, search: str | None = None) -> dict[str, Any]:
+def new_token(store: Store, username: str, search: str | None = None) -> dict[str, Any]:
     """A new secret feed address for the personal feed or a saved search: the token is in
     the answer only (the store keeps its hash)."""
     require_user(store, username)
@@ -110,7 +109,7 @@ def new_token(store: SQLiteStore, username: str, search: str | None = None) -> d
             "path": f"/feeds/{token}.atom"}
 
 
-def revoke(store: SQLiteStore, username: str, token_id: str | None = None, search: str | None = None) -> int:
+def revoke(store: Store, username: str, token_id: str | None = None, search: str | None = None) -> int:
     """Revoke one token (by the id `feed-token list` shows), a search's tokens, or all."""
     require_user(store, username)
     if token_id is not None and not re.match(r"^[0-9a-f]{6,64}$", token_id):
@@ -118,12 +117,12 @@ def revoke(store: SQLiteStore, username: str, token_id: str | None = None, searc
     return store.desk.revoke_tokens(username, token_id, f"search:{search}" if search else None)
 
 
-def tokens(store: SQLiteStore, username: str) -> list[dict[str, Any]]:
+def tokens(store: Store, username: str) -> list[dict[str, Any]]:
     require_user(store, username)
     return [asdict(t) for t in store.desk.tokens(username)]
 
 
-def feed_of(store: SQLiteStore, token: str, index: Any = None) -> dict[str, Any]:
+def feed_of(store: Store, token: str, index: Any = None) -> dict[str, Any]:
     """What a feed token opens: `{"user", "title", "works"}` (works as feeds take them);
     NotFoundError for a token that is not live (never a hint which part was wrong)."""
     from paperdesk.desk.recommend import recommend

@@ -22,8 +22,8 @@ from paperdesk.desk.library import require_user
 from paperdesk.errors import PaperdeskError, ParseError
 from paperdesk.normalize.ids import arxiv_id, normalize_doi
 from paperdesk.normalize.text import plain_text
-from paperdesk.store.base import now
-from paperdesk.store.sqlite import SQLiteStore, decode_record
+from paperdesk.store.base import Store, now
+from paperdesk.store.sqlite import decode_record
 
 MAX_BYTES = 64 << 20
 MAX_ENTRIES = 50_000
@@ -230,7 +230,7 @@ def _families(entry: Entry) -> set[str]:
     return {fold_name(a.get("family")).rsplit(" ", 1)[-1] for a in entry.authors if a.get("family")} - {""}
 
 
-def match(store: SQLiteStore, entries: list[Entry]) -> list[tuple[str | None, str | None]]:
+def match(store: Store, entries: list[Entry]) -> list[tuple[str | None, str | None]]:
     """(item, how) per entry: how = doi | arxiv | title+authors | None (no match)."""
     desk = store.desk
     by_doi = desk.records_by_ids("doi", [e.doi for e in entries if e.doi])
@@ -267,7 +267,7 @@ def match(store: SQLiteStore, entries: list[Entry]) -> list[tuple[str | None, st
     return out
 
 
-def import_library(store: SQLiteStore, username: str, data: bytes) -> dict[str, Any]:
+def import_library(store: Store, username: str, data: bytes) -> dict[str, Any]:
     """Import a library file into `username`'s library; the report lists every entry with
     how it matched (`doi`, `arxiv`, `title+authors`, `own` for an own record kept)."""
     require_user(store, username)

@@ -14,8 +14,7 @@ from typing import Any
 
 from paperdesk import catalog
 from paperdesk.errors import NotFoundError, PaperdeskError
-from paperdesk.store.base import now
-from paperdesk.store.sqlite import SQLiteStore
+from paperdesk.store.base import Store, now
 
 _WORK = re.compile(r"^W\d{1,12}$")
 _KEY = re.compile(r"^[a-z0-9][\w.-]{0,40}:\S{1,300}$")
@@ -24,13 +23,13 @@ _TAG = re.compile(r"^[\w.:+-]{1,40}$")
 MAX_NOTE = 10_000
 
 
-def require_user(store: SQLiteStore, username: str) -> str:
+def require_user(store: Store, username: str) -> str:
     if store.desk.user(username) is None:
         raise NotFoundError(f"no user {username!r} (make one with `paperdesk user add`)")
     return username
 
 
-def current(store: SQLiteStore, item: str) -> str:
+def current(store: Store, item: str) -> str:
     """A stored item as it stands now: a work id after redirects, a record key's work once
     resolved; own records unchanged."""
     if _WORK.match(item):
@@ -41,7 +40,7 @@ def current(store: SQLiteStore, item: str) -> str:
     return store.catalog.follow_work(f"W{wid}") if wid is not None else item
 
 
-def resolve_ref(store: SQLiteStore, username: str, ref: str) -> str:
+def resolve_ref(store: Store, username: str, ref: str) -> str:
     """What a user typed (`W123`, `SOURCE:ID`, `mine:N`) as a library item; NotFoundError
     when it names nothing."""
     ref = ref.strip()
@@ -63,7 +62,7 @@ def resolve_ref(store: SQLiteStore, username: str, ref: str) -> str:
     raise PaperdeskError(f"{ref[:60]!r} is not a work id (W123), a record key (SOURCE:ID) or mine:N")
 
 
-def add(store: SQLiteStore, username: str, refs: list[str]) -> list[dict[str, Any]]:
+def add(store: Store, username: str, refs: list[str]) -> list[dict[str, Any]]:
     require_user(store, username)
     items = [resolve_ref(store, username, r) for r in refs]
     saved = {i.item for i in store.desk.library(username)}
@@ -77,12 +76,12 @@ def add(store: SQLiteStore, username: str, refs: list[str]) -> list[dict[str, An
     return out
 
 
-def _stored_items(store: SQLiteStore, username: str) -> dict[str, str]:
+def _stored_items(store: Store, username: str) -> dict[str, str]:
     """current item → stored item, for every saved item."""
     return {current(store, i.item): i.item for i in store.desk.library(username)}
 
 
-def remove(store: SQLiteStore, username: str, refs: list[str]) -> list[dict[str, Any]]:
+def remove(store: Store, username: str, refs: list[str]) -> list[dict[str, Any]]:
     require_user(store, username)
     stored = _stored_items(store, username)
     out = []
@@ -102,7 +101,7 @@ def remove(store: SQLiteStore, username: str, refs: list[str]) -> list[dict[str,
 
 
 def update(
-    store: SQLiteStore, username: str, ref: str, *, tags: list[str] | None = None,
+    store: Store, username: str, ref: str, *, tags: list[str] | None = None,
     note: str | None = None, read: bool | None = None,
 ) -> dict[str, Any]:
     """Tags (replacing the old ones), a note, a read mark of one saved item."""
@@ -123,7 +122,7 @@ def update(
     return {"item": item, "tags": tags, "note": note, "read": read}
 
 
-def describe(store: SQLiteStore, username: str, items: list[str]) -> dict[str, dict[str, Any]]:
+def describe(store: Store, username: str, items: list[str]) -> dict[str, dict[str, Any]]:
     """item → the summary a list shows (title, authors, year, subjects …), for works,
     unresolved records and the user's own records."""
     works = [i for i in items if not _MINE.match(i)]
@@ -147,7 +146,7 @@ def describe(store: SQLiteStore, username: str, items: list[str]) -> dict[str, d
     return out
 
 
-def items(store: SQLiteStore, username: str, tag: str | None = None) -> list[dict[str, Any]]:
+def items(store: Store, username: str, tag: str | None = None) -> list[dict[str, Any]]:
     """The library, newest first: each item with its tags, note, read mark and summary."""
     require_user(store, username)
     rows = [r for r in store.desk.library(username) if tag is None or tag in r.tags]
@@ -167,12 +166,12 @@ def items(store: SQLiteStore, username: str, tag: str | None = None) -> list[dic
     return out
 
 
-def saved_set(store: SQLiteStore, username: str) -> set[str]:
+def saved_set(store: Store, username: str) -> set[str]:
     """The current ids of everything saved (what the stars on pages show filled)."""
     return {current(store, i.item) for i in store.desk.library(username)}
 
 
-def export_library(store: SQLiteStore, username: str, fmt: str, tag: str | None = None) -> str:
+def export_library(store: Store, username: str, fmt: str, tag: str | None = None) -> str:
     """The library as BibTeX, RIS or CSL-JSON (`paperdesk.export`, escaped per format)."""
     import orjson
 

@@ -22,8 +22,7 @@ from paperdesk.desk import model as M
 from paperdesk.desk.library import current, require_user, resolve_ref
 from paperdesk.errors import NotFoundError, PaperdeskError, QueryError, StoreError
 from paperdesk.model import SourceRecord
-from paperdesk.store.base import now
-from paperdesk.store.sqlite import SQLiteStore
+from paperdesk.store.base import Store, now
 
 AUTHOR_ID = re.compile(r"a[0-9a-f]{10}")
 """An author profile's id (`resolve/authors_profiles.py`)."""
@@ -50,7 +49,7 @@ def own_doc(item: str, data: dict[str, Any]) -> M.Doc:
                  subjects=list(data.get("categories") or []), date=str(data.get("year") or ""))
 
 
-def _docs(store: SQLiteStore, username: str, items: list[str]) -> list[M.Doc]:
+def _docs(store: Store, username: str, items: list[str]) -> list[M.Doc]:
     works = [i for i in items if not _MINE.match(i)]
     recs = store.catalog.work_records(works) if works else {}
     out = [doc_of(w, rs) for w, rs in recs.items() if rs]
@@ -59,7 +58,7 @@ def _docs(store: SQLiteStore, username: str, items: list[str]) -> list[M.Doc]:
     return out
 
 
-def _seen(store: SQLiteStore, username: str, docs: list[M.Doc], keys: dict[str, list[str]]) -> set[str]:
+def _seen(store: Store, username: str, docs: list[M.Doc], keys: dict[str, list[str]]) -> set[str]:
     """The works among `docs` shown to the user before. Shown works are remembered by their
     work id and their records' keys, so a work merged into another (a conference copy
     joining its preprint) or a record back on a later day (a new version) is still known."""
@@ -68,7 +67,7 @@ def _seen(store: SQLiteStore, username: str, docs: list[M.Doc], keys: dict[str, 
     return {r for r in refs if r in marks or any(k in marks for k in keys.get(r, []))}
 
 
-def _vectors(store: SQLiteStore, docs: list[M.Doc]) -> np.ndarray | None:
+def _vectors(store: Store, docs: list[M.Doc]) -> np.ndarray | None:
     """The search index's unit vectors of `docs` (zero rows for the ones without); None
     when fewer than half of them have one."""
     from paperdesk.search.embed import DEFAULT_EMBEDDER
@@ -84,7 +83,7 @@ def _vectors(store: SQLiteStore, docs: list[M.Doc]) -> np.ndarray | None:
     return out
 
 
-def _follows(store: SQLiteStore, username: str, cands: C.Candidates) -> tuple[list[str], list[str], dict[str, list[str]]]:
+def _follows(store: Store, username: str, cands: C.Candidates) -> tuple[list[str], list[str], dict[str, list[str]]]:
     """(author names followed as names, subjects followed, candidate ref → followed profiles'
     names among its authors). A followed profile is matched by its signatures, redirects
     followed, so "Percy Liang" is his profile, not every "P. Liang"; a follow whose profile
@@ -108,7 +107,7 @@ def _follows(store: SQLiteStore, username: str, cands: C.Candidates) -> tuple[li
 
 
 def recommend(
-    store: SQLiteStore, username: str, *, since: str | None = None, until: str | None = None,
+    store: Store, username: str, *, since: str | None = None, until: str | None = None,
     subject: str | None = None, limit: int = 50, new_only: bool = False, mark_seen: bool = False,
 ) -> dict[str, Any]:
     """`{"user", "since", "until", "subject", "hits": [{"work_id", "keys", "title",
@@ -187,7 +186,7 @@ def recommend(
 
 # -- feedback and follows ----------------------------------------------------------------
 
-def feedback(store: SQLiteStore, username: str, refs: list[str], label: int | None) -> list[dict[str, Any]]:
+def feedback(store: Store, username: str, refs: list[str], label: int | None) -> list[dict[str, Any]]:
     """Rate works relevant (+1), not relevant (-1) or clear the rating (None)."""
     require_user(store, username)
     items = [resolve_ref(store, username, r) for r in refs]
@@ -198,7 +197,7 @@ def feedback(store: SQLiteStore, username: str, refs: list[str], label: int | No
     return [{"ref": r, "item": i, "label": label} for r, i in zip(refs, items, strict=True)]
 
 
-def follows(store: SQLiteStore, username: str) -> list[dict[str, Any]]:
+def follows(store: Store, username: str) -> list[dict[str, Any]]:
     """What the user follows: `[{"kind", "value", "label", "profile"}]` — `profile` true
     when `value` is an author profile's id."""
     require_user(store, username)
@@ -207,7 +206,7 @@ def follows(store: SQLiteStore, username: str) -> list[dict[str, Any]]:
             for f in store.desk.follows(username)]
 
 
-def _author_profile(store: SQLiteStore, value: str) -> tuple[str, str] | None:
+def _author_profile(store: Store, value: str) -> tuple[str, str] | None:
     """(profile id, name) that an author follow names: an id, or a name that one profile
     has a variant spelt exactly so (or, for a short form, is compatible with); None when
     no profile matches or the store has none yet (the follow then keeps the name). Several
@@ -229,7 +228,7 @@ def _author_profile(store: SQLiteStore, value: str) -> tuple[str, str] | None:
     return found[0], str(summary(store, found[0])["name"])
 
 
-def follow(store: SQLiteStore, username: str, kind: str, value: str, on: bool = True) -> dict[str, Any]:
+def follow(store: Store, username: str, kind: str, value: str, on: bool = True) -> dict[str, Any]:
     """Follow (or stop following) an author or a subject (arXiv code).
 
     An author is followed as a profile (`_author_profile`): its id is kept, with the name

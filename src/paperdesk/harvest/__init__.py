@@ -19,8 +19,7 @@ from typing import Any
 from paperdesk.errors import ParseError
 from paperdesk.ingest import OnError, store_batch
 from paperdesk.model import SourceRecord
-from paperdesk.store.base import Reject
-from paperdesk.store.sqlite import SQLiteStore
+from paperdesk.store.base import Reject, Store
 
 __all__ = ["HarvestReport", "store_page"]
 
@@ -66,7 +65,7 @@ class HarvestReport:
 
 
 def store_page(
-    store: SQLiteStore,
+    store: Store,
     items: list[SourceRecord | ParseError],
     *,
     origin: str,

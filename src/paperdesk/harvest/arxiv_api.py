@@ -23,7 +23,7 @@ from paperdesk.harvest import HarvestReport, store_page
 from paperdesk.ingest import OnError
 from paperdesk.progress import progress
 from paperdesk.sources import arxiv_atom
-from paperdesk.store.sqlite import SQLiteStore
+from paperdesk.store.base import Store
 
 if TYPE_CHECKING:  # httpx costs 0.5 s to import: only the CLI command that harvests pays it
     from paperdesk.harvest.http import PoliteClient
@@ -40,7 +40,7 @@ def checkpoint_name(url: str, query: str, id_list: str, sort_by: str, sort_order
 
 
 def harvest_arxiv_api(
-    store: SQLiteStore,
+    store: Store,
     client: PoliteClient,
     query: str = "",
     *,

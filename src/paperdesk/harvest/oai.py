@@ -31,7 +31,7 @@ from paperdesk.harvest import HarvestReport, store_page
 from paperdesk.ingest import OnError
 from paperdesk.progress import progress
 from paperdesk.sources import arxiv_oai
-from paperdesk.store.sqlite import SQLiteStore
+from paperdesk.store.base import Store
 
 if TYPE_CHECKING:  # httpx costs 0.5 s to import: only the CLI command that harvests pays it
     from paperdesk.harvest.http import PoliteClient
@@ -61,7 +61,7 @@ def _later(a: str | None, b: str | None) -> str | None:
 
 
 def harvest_oai(
-    store: SQLiteStore,
+    store: Store,
     client: PoliteClient,
     *,
     base_url: str = OAI_URL,

@@ -26,7 +26,7 @@ from paperdesk.harvest import HarvestReport, store_page
 from paperdesk.ingest import OnError
 from paperdesk.progress import progress
 from paperdesk.sources import openreview as parser
-from paperdesk.store.sqlite import SQLiteStore
+from paperdesk.store.base import Store
 
 if TYPE_CHECKING:  # httpx costs 0.5 s to import: only the CLI command that harvests pays it
     from paperdesk.harvest.http import PoliteClient
@@ -67,7 +67,7 @@ def _page(content: bytes, origin: str) -> tuple[int, int | None]:
 
 
 def harvest_openreview(
-    store: SQLiteStore,
+    store: Store,
     client: PoliteClient,
     venue: str,
     *,

@@ -22,7 +22,7 @@ from paperdesk.search.embed import DEFAULT_EMBEDDER, Embedder, make_embedder
 from paperdesk.search.keyword import KeywordIndex
 from paperdesk.search.query import Bool, Node, Phrase, Term, free_text_query, parse_query
 from paperdesk.search.vectors import VectorIndex
-from paperdesk.store.sqlite import SQLiteStore
+from paperdesk.store.base import Store
 
 Mode = Literal["keyword", "semantic", "hybrid"]
 MODES = ("keyword", "semantic", "hybrid")
@@ -116,7 +116,7 @@ class SearchIndex:
     """Open once, query many times (models and indexes load lazily, once)."""
 
     def __init__(
-        self, store: SQLiteStore, path: Path | None = None, embedder: str | None = None,
+        self, store: Store, path: Path | None = None, embedder: str | None = None,
         *, reader: bool = False,
     ):
         self.store = store

@@ -28,7 +28,7 @@ from paperdesk.progress import progress
 from paperdesk.search.document import SearchDoc, doc_from_records, index_text
 from paperdesk.search.embed import content_hash, doc_text
 from paperdesk.search.engine import SearchIndex, index_dir
-from paperdesk.store.sqlite import SQLiteStore
+from paperdesk.store.base import Store
 
 CHECKPOINT = "search.seq"
 WORKS_CHECKPOINT = "search.works_updated_at"
@@ -50,7 +50,7 @@ class IndexReport:
     seconds: float = 0.0
 
 
-def works_of(store: SQLiteStore, records: Sequence[SourceRecord]) -> dict[str, list[SourceRecord]]:
+def works_of(store: Store, records: Sequence[SourceRecord]) -> dict[str, list[SourceRecord]]:
     """Group records into works with all their members: resolved records under their
     work id (`W<n>`, every record of that work fetched), the rest as works of their own
     (work id = record key) until resolve runs."""
@@ -69,7 +69,7 @@ def works_of(store: SQLiteStore, records: Sequence[SourceRecord]) -> dict[str, l
     return out
 
 
-def _changed_batches(store: SQLiteStore, after_seq: int, size: int) -> Iterator[tuple[int, list[SourceRecord]]]:
+def _changed_batches(store: Store, after_seq: int, size: int) -> Iterator[tuple[int, list[SourceRecord]]]:
     """Batches of changed records, each with the checkpoint that is safe once it is indexed.
 
     One ingest write gives thousands of records the same seq, so a batch can end inside a
@@ -206,7 +206,7 @@ def _remove_orphans(ix: SearchIndex, report: IndexReport) -> None:
 
 
 def update_index(
-    store: SQLiteStore,
+    store: Store,
     *,
     embed: bool = True,
     show_progress: bool = True,
@@ -256,7 +256,7 @@ def _keyword_phase(ix: SearchIndex, report: IndexReport, show_progress: bool) ->
 
 
 def reindex(
-    store: SQLiteStore, *, embed: bool = True, show_progress: bool = True, embedder: str | None = None
+    store: Store, *, embed: bool = True, show_progress: bool = True, embedder: str | None = None
 ) -> IndexReport:
     """Rebuild the index files from scratch (docnos and stored vectors are kept: unchanged
     texts are not embedded again).

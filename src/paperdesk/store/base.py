@@ -20,6 +20,7 @@ import numpy as np
 
 from paperdesk.model import SourceRecord
 from paperdesk.store.authors_base import AuthorRepository
+from paperdesk.store.desk_base import DeskRepository
 
 
 def now() -> str:
@@ -403,6 +404,51 @@ class CatalogRepository(Protocol):
     ) -> list[tuple[str, SourceRecord]]: ...
 
 
+class SearchRepository(Protocol):
+    """Search documents (work id ↔ docno, content hashes) and stored vectors: what the
+    search stage and the index read and write beside the index files."""
+
+    def doc_hashes(self, work_ids: Sequence[str]) -> dict[str, tuple[int, str]]: ...
+
+    def upsert_docs(self, rows: Iterable[tuple[str, str]]) -> dict[str, int]: ...
+
+    def delete_docs(self, docnos: Sequence[int]) -> None: ...
+
+    def docno_of(self, work_id: str) -> int | None: ...
+
+    def work_ids(self, docnos: Sequence[int]) -> dict[int, str]: ...
+
+    def count_docs(self) -> int: ...
+
+    def all_docnos(self) -> list[int]: ...
+
+    def vector_hashes(
+        self, model: str, docnos: Sequence[int] | None = None
+    ) -> dict[int, bytes]: ...
+
+    def vectors_by_hash(self, hashes: Sequence[bytes]) -> dict[bytes, np.ndarray]: ...
+
+    def put_vectors(self, model: str, rows: Iterable[tuple[int, bytes, np.ndarray]]) -> None: ...
+
+    def iter_vectors(
+        self, model: str, batch: int = 10_000
+    ) -> Iterator[tuple[np.ndarray, np.ndarray]]: ...
+
+    def count_vectors(self, model: str) -> int: ...
+
+    def reset_hashes(self) -> None: ...
+
+    def delete_vectors(self, docnos: Sequence[int]) -> None: ...
+
+    def has_works(self) -> bool: ...
+
+    def work_members(self, keys: Sequence[str]) -> dict[str, list[str]]: ...
+
+    def works_updated_after(self, stamp: str) -> tuple[list[str], str]: ...
+
+    def orphan_docnos(self) -> list[int]: ...
+
+
 class Store(Protocol):
     """One store: a writer, its repositories, checkpoints and the records' own methods."""
 
@@ -424,6 +470,12 @@ class Store(Protocol):
 
     @property
     def catalog(self) -> CatalogRepository: ...
+
+    @property
+    def search(self) -> SearchRepository: ...
+
+    @property
+    def desk(self) -> DeskRepository: ...
 
     def close(self) -> None: ...
 
@@ -466,6 +518,57 @@ class Store(Protocol):
         ...
 
     def get_records(self, keys: Sequence[str]) -> dict[str, SourceRecord]: ...
+
+    def list_records(
+        self, source: str | None = None, *, limit: int = 50, offset: int = 0
+    ) -> list[SourceRecord]:
+        """A page of records, newest rowid first."""
+        ...
+
+    def list_rejects(self, limit: int = 100) -> list[Reject]:
+        """The newest rejected inputs (file, record number, error, snippet)."""
+        ...
+
+    # -- bulk ingest (ingest.py): rows encoded by the backend's `prepare_row` --
+    readonly: bool
+
+    @property
+    def target(self) -> str:
+        """What the store was opened from: a file path or a URL (never with a password)."""
+        ...
+
+    def has_records(self) -> bool: ...
+
+    def put_rows(
+        self,
+        rows: Sequence[tuple[Any, ...]],
+        *,
+        origin: str,
+        checkpoint: tuple[str, Any] | None = None,
+        rejects: Sequence[Reject] = (),
+    ) -> PutResult:
+        """`put_records` for records already encoded (possibly in another process)."""
+        ...
+
+    def rows_transaction(self) -> AbstractContextManager[Any]:
+        """The transaction `put_rows` writes in, for a caller grouping several batches."""
+        ...
+
+    def restart_wal_if_large(self) -> None:
+        """Between two transactions of a bulk write: the backend's log housekeeping."""
+        ...
+
+    def background_checkpoints(self) -> AbstractContextManager[None]:
+        """Around a bulk write: the backend's checkpoints off the writer's path."""
+        ...
+
+    def file_done(self, digest: str) -> bool:
+        """Whether an input file with this sha256 was ingested whole before."""
+        ...
+
+    def mark_file_done(
+        self, digest: str, path: str, size: int, records: int, rejected: int
+    ) -> None: ...
 
     def iter_records(
         self, source: str | None = None, *, after_rowid: int = 0, limit: int | None = None

@@ -21,8 +21,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from paperdesk.errors import NotFoundError, PaperdeskError
-from paperdesk.store.base import now
-from paperdesk.store.sqlite import SQLiteStore
+from paperdesk.store.base import Store, now
 
 _N, _R, _P = 2**14, 8, 1
 USERNAME = re.compile(r"^[A-Za-z0-9_.@-]{1,64}$")
@@ -61,7 +60,7 @@ def check_password(password: str) -> str:
     return password
 
 
-def add_user(store: SQLiteStore, username: str, password: str, role: str = "user") -> None:
+def add_user(store: Store, username: str, password: str, role: str = "user") -> None:
     """Create an account; raises PaperdeskError when the name is taken."""
     check_username(username)
     check_password(password)
@@ -71,36 +70,36 @@ def add_user(store: SQLiteStore, username: str, password: str, role: str = "user
         raise PaperdeskError(f"user {username!r} exists (use `paperdesk user password` to reset it)")
 
 
-def set_password(store: SQLiteStore, username: str, password: str) -> None:
+def set_password(store: Store, username: str, password: str) -> None:
     """A new password; every session signed in with the old one ends."""
     check_password(password)
     if not store.desk.set_password(username, hash_password(password)):
         raise NotFoundError(f"no user {username!r}")
 
 
-def set_role(store: SQLiteStore, username: str, role: str) -> None:
+def set_role(store: Store, username: str, role: str) -> None:
     if role not in ROLES:
         raise PaperdeskError(f"role must be one of {', '.join(ROLES)}")
     if not store.desk.set_role(username, role):
         raise NotFoundError(f"no user {username!r}")
 
 
-def remove_user(store: SQLiteStore, username: str) -> None:
+def remove_user(store: Store, username: str) -> None:
     """The account and all of its desk: library, own records, feedback, feeds, sessions."""
     if not store.desk.remove_user(username):
         raise NotFoundError(f"no user {username!r}")
 
 
-def list_users(store: SQLiteStore) -> list[dict[str, Any]]:
+def list_users(store: Store) -> list[dict[str, Any]]:
     return [asdict(u) for u in store.desk.users()]
 
 
-def role_of(store: SQLiteStore, username: str) -> str | None:
+def role_of(store: Store, username: str) -> str | None:
     user = store.desk.user(username)
     return None if user is None else user.role
 
 
-def add_curator(store: SQLiteStore, username: str, password: str) -> None:
+def add_curator(store: Store, username: str, password: str) -> None:
     """Create a curator account, or reset an existing account's password and make it a
     curator (what `paperdesk curator add` always did)."""
     check_username(username)
@@ -111,7 +110,7 @@ def add_curator(store: SQLiteStore, username: str, password: str) -> None:
             store.desk.set_role(username, "curator")
 
 
-def list_curators(store: SQLiteStore) -> list[dict[str, str]]:
+def list_curators(store: Store) -> list[dict[str, str]]:
     return [{"username": u.username, "created_at": u.created_at}
             for u in store.desk.users() if u.role == "curator"]
 
@@ -119,7 +118,7 @@ def list_curators(store: SQLiteStore) -> list[dict[str, str]]:
 _DUMMY = hash_password("not a password of anyone", b"\0" * 16)
 
 
-def check_login(store: SQLiteStore, username: str, password: str) -> bool:
+def check_login(store: Store, username: str, password: str) -> bool:
     stored = store.desk.password_hash(username)
     if stored is None:
         verify_password(password, _DUMMY)  # same time as a real check: no user enumeration
@@ -135,7 +134,7 @@ def _stamp(when: datetime) -> str:
     return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def start_session(store: SQLiteStore, username: str, max_age: int) -> str:
+def start_session(store: Store, username: str, max_age: int) -> str:
     """A new session for `username` lasting `max_age` seconds: the token for its cookie."""
     token = secrets.token_urlsafe(32)
     at = datetime.now(UTC)
@@ -144,11 +143,11 @@ def start_session(store: SQLiteStore, username: str, max_age: int) -> str:
     return token
 
 
-def session_user(store: SQLiteStore, token: str) -> str | None:
+def session_user(store: Store, token: str) -> str | None:
     """Who a live session token belongs to; None when it was ended, expired or never was."""
     return store.desk.session_user(_token_hash(token), now())
 
 
-def end_session(store: SQLiteStore, token: str) -> None:
+def end_session(store: Store, token: str) -> None:
     """Sign out: the token no longer opens a session."""
     store.desk.delete_session(_token_hash(token))

@@ -29,7 +29,7 @@ from paperdesk import settings as declared
 from paperdesk.errors import NotFoundError, PaperdeskError, QueryError, SettingError
 from paperdesk.normalize.links import safe_link
 from paperdesk.store import files_base, open_store, target_text
-from paperdesk.store.sqlite import SQLiteStore
+from paperdesk.store.base import Store
 from paperdesk.web import security, texmarkup
 from paperdesk.web.cache import PageCache
 from paperdesk.web.pages import SharedSearch as pages_search
@@ -87,7 +87,7 @@ class Stores:
         self.local = threading.local()
         """Per-thread objects: the store, and what is built on it (the search index)."""
 
-    def get(self) -> SQLiteStore:
+    def get(self) -> Store:
         store = getattr(self.local, "store", None)
         if store is None:
             store = open_store(self.db)

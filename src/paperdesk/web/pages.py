@@ -11,15 +11,15 @@ from fastapi import FastAPI, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
 from paperdesk import catalog, export
-from paperdesk.store.sqlite import SQLiteStore
+from paperdesk.store.base import Store
 from paperdesk.web import feeds, security
 from paperdesk.web.cache import CSRF_PLACEHOLDER, cached, rendering_for_cache
 
 View = Callable[..., dict[str, Any]]
 
 
-def store_of(request: Request) -> SQLiteStore:
-    store: SQLiteStore = request.app.state.stores.get()
+def store_of(request: Request) -> Store:
+    store: Store = request.app.state.stores.get()
     return store
 
 
