@@ -420,13 +420,17 @@ def test_sqlite3_is_imported_only_by_the_sqlite_backend() -> None:
 def test_no_connection_is_reached_outside_the_store() -> None:
     """Stages, the CLI and the web layer go through the repositories: no `.conn` of a
     store (nor a connection of their own) outside `store/`."""
-    users = {
+    assert not _outside_store(r"\.conn\b|\bsqlite3\.connect\b|\bpsycopg\b")
+
+
+def _outside_store(pattern: str) -> set[str]:
+    """The modules outside `store/` whose source matches `pattern`."""
+    return {
         str(p.relative_to(SRC))
         for p in SRC.rglob("*.py")
         if not str(p.relative_to(SRC)).startswith("store/")
-        and re.search(r"\.conn\b|\bsqlite3\.connect\b|\bpsycopg\b", p.read_text(encoding="utf-8"))
+        and re.search(pattern, p.read_text(encoding="utf-8"))
     }
-    assert not users
 
 
 @pytest.mark.parametrize(
@@ -512,10 +516,4 @@ def test_changed_records_are_those_after_the_checkpoint(new_target: Callable[[st
 def test_code_outside_the_store_names_the_interface_not_a_backend() -> None:
     """Stages, the CLI and the web layer are typed against `store.base.Store` (the
     protocol both backends implement), never against the SQLite class."""
-    users = {
-        str(p.relative_to(SRC))
-        for p in SRC.rglob("*.py")
-        if not str(p.relative_to(SRC)).startswith("store/")
-        and re.search(r"\bSQLiteStore\b|\bPGStore\b", p.read_text(encoding="utf-8"))
-    }
-    assert not users
+    assert not _outside_store(r"\bSQLiteStore\b|\bPGStore\b")
