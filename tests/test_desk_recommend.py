@@ -10,6 +10,8 @@ with the name)."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -144,6 +146,27 @@ def test_cli_recommend_and_feedback(db: Path | str) -> None:
     assert top not in [h["work_id"] for h in json.loads(r.stdout)["hits"]]
     r = run(main, ["--db", str(db), "recommend", "--user", "nobody"])
     assert r.exit_code == 3
+
+
+HEAVY = ("torch", "sentence_transformers", "model2vec", "sklearn", "tantivy", "usearch", "fastapi",
+         "jinja2", "paperdesk.search.engine", "paperdesk.web", "paperdesk.resolve.works_match")
+"""What `paperdesk recommend` must not import: embedding models, the search engine, the web
+stack, the works resolver (~1 s of a cold call's CPU before they were kept out)."""
+
+
+def test_the_recommend_command_imports_nothing_heavy(db: Path | str, store: SQLiteStore) -> None:
+    lib.add(store, "lev", _levine(store)[0])
+    code = (
+        "import sys\n"
+        "from paperdesk.cli import main\n"
+        f"main(['--db', {str(db)!r}, 'recommend', '--user', 'lev', '--since', {SINCE!r}, '--until', {UNTIL!r},"
+        " '--limit', '5', '--json'], standalone_mode=False)\n"
+        f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    *shown, heavy = out.stdout.strip().splitlines()
+    assert heavy == "[]"
+    assert len(json.loads("\n".join(shown))["hits"]) == 5
 
 
 def _followed(store: SQLiteStore, user: str) -> set[str]:

@@ -12,12 +12,14 @@ import re
 from typing import Any
 
 from paperdesk.model import SourceRecord
-from paperdesk.resolve.works_curate import work_id_for
 from paperdesk.store.base import Store
 
 
 def record_json(store: Store, rec: SourceRecord, payloads: bool = False) -> dict[str, Any]:
     """The documented `record --json` shape (docs/cli.md)."""
+    # here, not at the top: the resolver's modules are not for every user of the views
+    from paperdesk.resolve.works_curate import work_id_for
+
     data = rec.to_dict()
     key = rec.key
     data["work_id"] = work_id_for(store, key)
