@@ -21,7 +21,9 @@ from paperdesk import normalize, sources
 from paperdesk.errors import NotFoundError
 from paperdesk.model import Author, SourceRecord, Version
 from paperdesk.store import Reject, open_store
-from paperdesk.store.sqlite import ROWS_PER_INSERT, decode_record, encode_record, prepare_row
+from paperdesk.store.codec import decode_record, encode_record
+from paperdesk.store.rows import prepare_row
+from paperdesk.store.sqlite import ROWS_PER_INSERT
 
 
 def rec(raw: bytes, version: str, date: str, **kw: object) -> SourceRecord:
@@ -517,3 +519,18 @@ def test_code_outside_the_store_names_the_interface_not_a_backend() -> None:
     """Stages, the CLI and the web layer are typed against `store.base.Store` (the
     protocol both backends implement), never against the SQLite class."""
     assert not _outside_store(r"\bSQLiteStore\b|\bPGStore\b")
+
+
+def test_code_outside_the_store_imports_no_backend_module() -> None:
+    """What stages share with the store (the record-row format, `store/rows.py`; the
+    stored JSON, `store/codec.py`) is backend-neutral: nothing outside `store/` imports
+    `paperdesk.store.sqlite` or `paperdesk.store.postgres`."""
+    backends = ("paperdesk.store.sqlite", "paperdesk.store.postgres")
+    bad = {
+        f"{p.relative_to(SRC)}: {m}"
+        for p in SRC.rglob("*.py")
+        if not str(p.relative_to(SRC)).startswith("store/")
+        for m in _imports(p)
+        if m.startswith(backends)
+    }
+    assert not bad

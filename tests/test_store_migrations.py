@@ -16,7 +16,7 @@ from conftest import feed_file
 from paperdesk import normalize, sources
 from paperdesk.ingest import ingest_paths
 from paperdesk.store import open_store
-from paperdesk.store.sqlite import payload_hash, prepare_row
+from paperdesk.store.rows import payload_hash, prepare_row
 
 PAYLOADS = "SELECT id, record_rowid, sha256, format, origin, received_at, body FROM payloads"
 

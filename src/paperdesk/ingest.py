@@ -32,7 +32,7 @@ from paperdesk.errors import ParseError
 from paperdesk.model import SourceRecord
 from paperdesk.progress import progress
 from paperdesk.store.base import PutResult, Reject, Store
-from paperdesk.store.sqlite import Row, payload_hash, prepare_row
+from paperdesk.store.rows import Row, payload_hash, prepare_row
 
 OnError = Literal["stop", "skip"]
 # The batch size (settings.INGEST_BATCH): big enough to amortise commits, small enough to

@@ -3,7 +3,7 @@ the daily feed, paper lists) on `paperdesk.parallel`'s pool: worker processes tu
 of lines into store rows while the ingest's own process only writes them.
 
 Why rows and not records: pickling a `SourceRecord` costs more than parsing it, while a
-row (`paperdesk.store.sqlite.Row`) is a tuple of str/bytes that crosses processes cheaply.
+row (`paperdesk.store.rows.Row`) is a tuple of str/bytes that crosses processes cheaply.
 Order is kept and memory bounded by `parallel.map_batches`.
 """
 
@@ -19,7 +19,7 @@ from paperdesk.model import SourceRecord
 from paperdesk.sources._jsonio import capped_lines
 from paperdesk.store import payload_lookup
 from paperdesk.store.base import Reject
-from paperdesk.store.sqlite import Row
+from paperdesk.store.rows import Row
 
 # Formats whose every line is an independent record (a chunk of lines parses alone, and a
 # record's number is its line number).

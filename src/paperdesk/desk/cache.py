@@ -26,8 +26,8 @@ from paperdesk.desk.model import Doc, fold_name
 from paperdesk.errors import StoreError
 from paperdesk.model import SourceRecord
 from paperdesk.store.base import Store
+from paperdesk.store.codec import decode_record
 from paperdesk.store.desk_base import FeatureRow
-from paperdesk.store.sqlite import decode_record
 
 _CODE = re.compile(r"^[a-z-]+(?:\.[A-Za-z-]+)?$")
 _BATCH = 2000

@@ -23,7 +23,7 @@ from paperdesk.errors import PaperdeskError, ParseError
 from paperdesk.normalize.ids import arxiv_id, normalize_doi
 from paperdesk.normalize.text import plain_text
 from paperdesk.store.base import Store, now
-from paperdesk.store.sqlite import decode_record
+from paperdesk.store.codec import decode_record
 
 MAX_BYTES = 64 << 20
 MAX_ENTRIES = 50_000

@@ -28,9 +28,9 @@ import psycopg
 from paperdesk.errors import StoreError
 from paperdesk.store.authors_base import PartStage
 from paperdesk.store.postgres.connection import PGConn
+from paperdesk.store.rows import pack_ids
 from paperdesk.store.sqlite.authors import SQLiteAuthors
 from paperdesk.store.sqlite.authors_tables import _SIG_COLS
-from paperdesk.store.sqlite.records import pack_ids
 
 _PAGE = 2000
 """Records a keyset page of `changed_records` fetches."""

@@ -30,13 +30,13 @@ from paperdesk import settings
 from paperdesk.errors import StoreError
 from paperdesk.model import SourceRecord
 from paperdesk.store.base import now
+from paperdesk.store.codec import decode_record
 from paperdesk.store.postgres.authors import PGAuthors
 from paperdesk.store.postgres.connection import PGConn, database, describe
 from paperdesk.store.postgres.repositories import PGSearch, PGSubjects, PGWorks, changed_pages
 from paperdesk.store.sqlite.catalog import SQLiteCatalog
 from paperdesk.store.sqlite.connection import Aside
 from paperdesk.store.sqlite.desk import SQLiteDesk
-from paperdesk.store.sqlite.records import decode_record
 from paperdesk.store.sqlite.store import SQLiteStore
 
 _PAGE = 2000

@@ -29,7 +29,7 @@ from paperdesk.store.authors_base import (
 from paperdesk.store.base import now
 from paperdesk.store.codec import decode_record
 from paperdesk.store.profiles_codec import now_seconds, unpack_folded, unpack_variants
-from paperdesk.store.sqlite.records import pack_ids, unpack_ids
+from paperdesk.store.rows import pack_ids, unpack_ids
 from paperdesk.store.sqlite.sql import chunks, placeholders
 
 _CHUNK = 500

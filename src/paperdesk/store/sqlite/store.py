@@ -23,6 +23,16 @@ import orjson
 from paperdesk.errors import NotFoundError, StoreError
 from paperdesk.model import SourceRecord
 from paperdesk.store.base import PutResult, Reject, now
+from paperdesk.store.codec import decode_record
+from paperdesk.store.rows import (
+    Row,
+    payload_hash,
+    plan_rows,
+    prepare_row,
+    record_rows,
+    split_key,
+    update_rows,
+)
 from paperdesk.store.sqlite.authors import SQLiteAuthors
 from paperdesk.store.sqlite.catalog import SQLiteCatalog
 from paperdesk.store.sqlite.connection import (
@@ -39,19 +49,7 @@ from paperdesk.store.sqlite.connection import (
     connect_readonly,
 )
 from paperdesk.store.sqlite.desk import SQLiteDesk
-from paperdesk.store.sqlite.records import (
-    PackIds,
-    Row,
-    _split_key,
-    decode_record,
-    insert_rows,
-    known_payloads,
-    payload_hash,
-    plan_rows,
-    prepare_row,
-    record_rows,
-    update_rows,
-)
+from paperdesk.store.sqlite.records import PackIds, insert_rows, known_payloads
 from paperdesk.store.sqlite.search import SQLiteSearch
 from paperdesk.store.sqlite.subjects import SQLiteSubjects
 from paperdesk.store.sqlite.works import SQLiteWorks
@@ -421,7 +419,7 @@ class SQLiteStore:
         return out
 
     def get_record(self, key: str) -> SourceRecord:
-        _split_key(key)
+        split_key(key)
         row = self.conn.execute(
             "SELECT r.data, (SELECT body FROM payloads p WHERE p.record_rowid = r.rowid"
             " ORDER BY p.id DESC LIMIT 1) FROM records r WHERE r.key = ?",
