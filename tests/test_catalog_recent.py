@@ -12,7 +12,7 @@ import pytest
 from conftest import open_feed
 from paperdesk.ingest import ingest_paths
 from paperdesk.store import open_store
-from paperdesk.store.sqlite import catalog as q
+from paperdesk.store.sql import catalog as q
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +58,7 @@ def test_recent_in_matches_one_sorted_query(
     feed_db: Path, codes: list[str], prefix: str | None, limit: int
 ) -> None:
     conn = sqlite3.connect(f"file:{feed_db}?mode=ro", uri=True)
-    got = [r.key for _, r in q.SQLiteCatalog(conn).recent_in(codes, prefix, limit)]
+    got = [r.key for _, r in q.Catalog(conn).recent_in(codes, prefix, limit)]
     want = _reference(conn, codes, prefix, limit)
     assert got == want
     if codes != ["no.such"]:

@@ -34,8 +34,8 @@ from paperdesk.resolve.authors_features import Signature, set_people, signatures
 from paperdesk.resolve.authors_names import first_names_relation, load_variant_pairs, parse_given
 from paperdesk.store import authors_base, open_store
 from paperdesk.store.profiles_codec import now_seconds
+from paperdesk.store.sql import authors_tables as tables
 from paperdesk.store.sqlite import SQLiteStore
-from paperdesk.store.sqlite import authors_tables as tables
 from paperdesk.store.sqlite.authors import SQLiteAuthors
 
 

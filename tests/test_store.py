@@ -419,6 +419,37 @@ def test_sqlite3_is_imported_only_by_the_sqlite_backend() -> None:
     assert not users
 
 
+def _imports_below(folder: str) -> set[tuple[str, str]]:
+    """(module path, imported name) of every import in `store/FOLDER`."""
+    return {
+        (str(p.relative_to(SRC)), m) for p in (SRC / "store" / folder).rglob("*.py") for m in _imports(p)
+    }
+
+
+def test_the_backends_are_siblings_over_the_shared_package() -> None:
+    """`SQLiteStore` and `PGStore` both build on `store/sql/` (the common dialect): neither
+    backend imports the other, the shared package imports neither, and each driver is
+    imported by its own backend only."""
+    sqlite, postgres = "paperdesk.store.sqlite", "paperdesk.store.postgres"
+    assert not {(p, m) for p, m in _imports_below("postgres") if m.startswith(sqlite)}
+    assert not {(p, m) for p, m in _imports_below("sqlite") if m.startswith(postgres)}
+    assert not {
+        (p, m) for p, m in _imports_below("sql") if m.startswith((sqlite, postgres, "sqlite3", "psycopg"))
+    }
+    psycopg_users = {
+        str(p.relative_to(SRC))
+        for p in SRC.rglob("*.py")
+        if any(m.split(".")[0] in ("psycopg", "psycopg_pool") for m in _imports(p))
+    }
+    assert psycopg_users and all(u.startswith("store/postgres/") for u in psycopg_users)
+    pytest.importorskip("psycopg")
+    from paperdesk.store.postgres import PGStore
+    from paperdesk.store.sql.store import SQLStore
+    from paperdesk.store.sqlite import SQLiteStore
+
+    assert PGStore.__mro__[1] is SQLStore and SQLiteStore.__mro__[1] is SQLStore
+
+
 def test_no_connection_is_reached_outside_the_store() -> None:
     """Stages, the CLI and the web layer go through the repositories: no `.conn` of a
     store (nor a connection of their own) outside `store/`."""

@@ -447,17 +447,17 @@ def test_the_least_privileged_user_of_docs_postgresql_md_runs_the_stages(pg_url:
 
 @pytest.mark.postgres
 def test_sqlite_style_transactions_and_lastrowid_work_on_postgresql(pg_url: str) -> None:
-    """Code written for SQLite's explicit transactions (`_Tx`: BEGIN IMMEDIATE … COMMIT or
+    """Code written for SQLite's explicit transactions (`Tx`: BEGIN IMMEDIATE … COMMIT or
     ROLLBACK) and `cursor.lastrowid` runs unchanged on the facade."""
-    from paperdesk.store.sqlite.connection import _Tx
+    from paperdesk.store.sql.connection import Tx
 
     insert = "INSERT INTO rejects (origin, record_no, error, created_at) VALUES (?, ?, ?, ?)"
     with open_store(pg_url) as store:
-        with pytest.raises(RuntimeError), _Tx(store.conn):  # type: ignore[arg-type]
+        with pytest.raises(RuntimeError), Tx(store.conn):
             store.conn.execute(insert, ("f", 1, "e", "t"))
             raise RuntimeError("undo")
         assert store.count_records() == 0 and store.list_rejects() == []
-        with _Tx(store.conn):  # type: ignore[arg-type]
+        with Tx(store.conn):
             first = store.conn.execute(insert, ("f", 2, "e", "t")).lastrowid
             second = store.conn.execute(insert, ("f", 3, "e", "t")).lastrowid
         assert first is not None and second == first + 1

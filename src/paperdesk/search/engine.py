@@ -2,7 +2,7 @@
 
 Files: `<db>.index/keyword/` (tantivy), `<db>.index/vectors.usearch` (HNSW) and
 `<db>.index/meta.json`; the docno ↔ work mapping and the vectors themselves live in the
-database (`paperdesk.store.sqlite.search`, `store.search`), so the files can always be rebuilt (`reindex`).
+database (`paperdesk.store.sql.search`, `store.search`), so the files can always be rebuilt (`reindex`).
 `update_index(store)` keeps them current incrementally (see `paperdesk.search.indexer`).
 """
 

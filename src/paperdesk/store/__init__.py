@@ -4,7 +4,8 @@
 (the default; `store/sqlite/`) for a path or `sqlite:///PATH`, the PostgreSQL backend
 (`store/postgres/`) for `postgresql://USER:PASS@HOST[:PORT]/DB` (or `postgres://`). Every
 backend implements the `Store` interface of `base.py` (repositories returning plain data,
-`transaction()`, `reader()`); nothing outside this package writes SQL, so stages, CLI and
+`transaction()`, `reader()`), both as subclasses of `sql.store.SQLStore` (what they share,
+in the common SQL dialect: `store/sql/`); nothing outside this package writes SQL, so stages, CLI and
 web do not know which backend they run on. A URL is never taken as a file name.
 """
 
@@ -19,6 +20,7 @@ from typing import Any
 from paperdesk import settings
 from paperdesk.errors import StoreError
 from paperdesk.store.base import PutResult, Reject, Store
+from paperdesk.store.sql.store import SQLStore
 from paperdesk.store.sqlite import SQLiteStore
 
 __all__ = [
@@ -26,6 +28,7 @@ __all__ = [
     "change_marker",
     "files_base",
     "Reject",
+    "SQLStore",
     "SQLiteStore",
     "Store",
     "default_db_path",
@@ -136,11 +139,9 @@ def payload_lookup(target: str | Path) -> Any:
     return PayloadLookup(store_path(text))
 
 
-def open_store(target: str | Path | None = None, *, migrate: bool = True) -> SQLiteStore:
-    """Open (creating and migrating as needed) the store a path or URL names.
-
-    A PostgreSQL store is `PGStore`, a subclass of `SQLiteStore` with a PostgreSQL
-    connection under the same methods (store/postgres/store.py says why)."""
+def open_store(target: str | Path | None = None, *, migrate: bool = True) -> SQLStore:
+    """Open (creating and migrating as needed) the store a path or URL names: a
+    `SQLiteStore` or a `PGStore`, the two subclasses of `sql.store.SQLStore`."""
     text = target_text(target or default_db_path())
     if is_postgres(text):
         from paperdesk.store.postgres import PGStore  # psycopg only when asked for

@@ -2,8 +2,8 @@
 author profiles, signatures, samples, curations and the stage's staged rows.
 
 Split from `store/base.py` (as `desk_base.py` is) to keep both modules short. Every
-backend implements `AuthorRepository` (SQLite: `store/sqlite/authors*.py`; PostgreSQL:
-`store/postgres/authors.py`); it takes and returns plain values and the dataclasses
+backend implements `AuthorRepository` (the shared part `store/sql/authors*.py`; SQLite's
+`store/sqlite/authors*.py`, PostgreSQL's `store/postgres/authors.py`); it takes and returns plain values and the dataclasses
 below, never a connection. Profile ids are `a` + 10 hex digits, signature ids
 `RECORD_KEY#POSITION`.
 """

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from paperdesk.errors import StoreError
-from paperdesk.store.sqlite.store import SQLiteStore
+from paperdesk.store.sql.store import SQLStore
 
 _PAGE = 5000
 _IMPLICIT_ROWID = ("work_lsh", "work_lsh_day")
@@ -27,11 +27,11 @@ _SKIP = ("migrations",)
 """Each side records its own migrations."""
 
 
-def _is_pg(store: SQLiteStore) -> bool:
+def _is_pg(store: SQLStore) -> bool:
     return store.dialect == "postgresql"
 
 
-def tables(store: SQLiteStore) -> dict[str, list[str]]:
+def tables(store: SQLStore) -> dict[str, list[str]]:
     """table → its columns (a SQLite rowid table's implicit `rowid` where it matters)."""
     out: dict[str, list[str]] = {}
     if _is_pg(store):
@@ -55,7 +55,7 @@ def tables(store: SQLiteStore) -> dict[str, list[str]]:
     return {t: c for t, c in out.items() if t not in _SKIP}
 
 
-def _parents(store: SQLiteStore, table: str) -> set[str]:
+def _parents(store: SQLStore, table: str) -> set[str]:
     if _is_pg(store):
         rows = store.conn.execute(
             "SELECT DISTINCT ccu.table_name FROM information_schema.table_constraints tc"
@@ -70,7 +70,7 @@ def _parents(store: SQLiteStore, table: str) -> set[str]:
     return {str(r[2]) for r in store.conn.execute(f'PRAGMA foreign_key_list("{table}")')} - {table}
 
 
-def _in_order(store: SQLiteStore, names: Sequence[str]) -> list[str]:
+def _in_order(store: SQLStore, names: Sequence[str]) -> list[str]:
     """`names` with every table after the tables it references (foreign keys)."""
     parents = {t: _parents(store, t) & set(names) for t in names}
     out: list[str] = []
@@ -84,7 +84,7 @@ def _in_order(store: SQLiteStore, names: Sequence[str]) -> list[str]:
     return out
 
 
-def _read(store: SQLiteStore, table: str, cols: Sequence[str]) -> Iterator[list[tuple[Any, ...]]]:
+def _read(store: SQLStore, table: str, cols: Sequence[str]) -> Iterator[list[tuple[Any, ...]]]:
     """The rows of `table` (`cols`), a page at a time, in its key order where it has one."""
     names = ", ".join(f'"{c}"' for c in cols)
     if _is_pg(store):
@@ -102,7 +102,7 @@ def _read(store: SQLiteStore, table: str, cols: Sequence[str]) -> Iterator[list[
         yield rows
 
 
-def _write(dst: SQLiteStore, table: str, cols: Sequence[str], rows: list[tuple[Any, ...]]) -> None:
+def _write(dst: SQLStore, table: str, cols: Sequence[str], rows: list[tuple[Any, ...]]) -> None:
     if _is_pg(dst):
         from paperdesk.store.postgres import PGStore
 
@@ -115,8 +115,8 @@ def _write(dst: SQLiteStore, table: str, cols: Sequence[str], rows: list[tuple[A
 
 
 def copy_store(
-    src: SQLiteStore,
-    dst: SQLiteStore,
+    src: SQLStore,
+    dst: SQLStore,
     *,
     note: Callable[[str, int], None] | None = None,
 ) -> dict[str, Any]:

@@ -3,7 +3,7 @@ own records, feedback, follows, saved searches, feed tokens and seen works (issu
 
 Kept apart from `base.py` so the desk can grow without touching the store's core
 interface; a backend's `Store` exposes an implementation as `store.desk` (SQLite:
-`store/sqlite/desk.py`). Like every repository it takes and returns plain values and the
+`store/sql/desk.py`, on both backends). Like every repository it takes and returns plain values and the
 dataclasses below, never connections; every method that writes must be called inside
 `store.transaction()` (they join it) or opens its own. Nothing here hashes passwords or
 knows what a token means: `store/curators.py` and `paperdesk.desk` do.

@@ -3,5 +3,5 @@
 (`classifier`), and its training and evaluation (`training`).
 
 The classify stage (subjects per record, derived per work) is `classify`; its tables are
-`paperdesk.store.sqlite.subjects`.
+`paperdesk.store.sql.subjects`.
 """

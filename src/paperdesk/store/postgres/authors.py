@@ -1,5 +1,5 @@
-"""The author repository on PostgreSQL: the SQLite one (its SQL runs through the dialect
-layer) with what PostgreSQL has no twin of replaced.
+"""The author repository on PostgreSQL: the shared one (`sql/authors.py`, its SQL run
+through the dialect layer) with what PostgreSQL does its own way.
 
 - A run's staged signature rows: SQLite keeps them in a temp table of its one writer
   connection from the first read on; here statements outside a transaction run on any
@@ -29,8 +29,8 @@ from paperdesk.errors import StoreError
 from paperdesk.store.authors_base import PartStage
 from paperdesk.store.postgres.connection import PGConn
 from paperdesk.store.rows import pack_ids
-from paperdesk.store.sqlite.authors import SQLiteAuthors
-from paperdesk.store.sqlite.authors_tables import _SIG_COLS
+from paperdesk.store.sql.authors import Authors
+from paperdesk.store.sql.authors_tables import _SIG_COLS
 
 _PAGE = 2000
 """Records a keyset page of `changed_records` fetches."""
@@ -45,7 +45,7 @@ _STAGE_TABLES = (
 )
 
 
-class PGAuthors(SQLiteAuthors):
+class PGAuthors(Authors):
     """Author signatures, profiles, samples, redirects, curations and staged rows in a
     PostgreSQL database."""
 

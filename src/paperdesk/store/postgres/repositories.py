@@ -1,5 +1,5 @@
-"""The repositories on PostgreSQL: the SQLite ones (their SQL runs through the dialect
-layer) with the few statements that PostgreSQL spells differently overridden, each with
+"""The repositories on PostgreSQL: the shared ones (`store/sql/`, their SQL run through the
+dialect layer) with the statements that PostgreSQL spells its own way, each with
 PostgreSQL's own SQL (`PGConn.raw`), and bulk band-key writes by COPY.
 
 The look-ups a day's works stage makes by many keys at once (band keys, works, record
@@ -17,9 +17,8 @@ import numpy as np
 
 from paperdesk.store.base import now, whole_seqs
 from paperdesk.store.postgres.connection import PGConn
-from paperdesk.store.sqlite.search import SQLiteSearch
-from paperdesk.store.sqlite.subjects import SQLiteSubjects
-from paperdesk.store.sqlite.works import _DAY_ORDER, SQLiteWorks
+from paperdesk.store.sql.search import Search
+from paperdesk.store.sql.works import _DAY_ORDER, Works
 
 _AFTER_ALL = (1 << 63) - 1
 """Above every rowid (BIGINT's largest)."""
@@ -49,10 +48,10 @@ def _one(conn: PGConn, text: str, params: Sequence[object] = ()) -> int:
     return int(row[0] or 0) if row else 0
 
 
-class PGWorks(SQLiteWorks):
+class PGWorks(Works):
     """The works repository on PostgreSQL."""
 
-    conn: PGConn  # type: ignore[assignment]
+    conn: PGConn
 
     def changed_rows(self, after_seq: int, batch: int) -> Iterator[list[tuple[int, int, bytes]]]:
         return whole_seqs(changed_pages(self.conn, after_seq, batch))
@@ -174,11 +173,7 @@ class PGWorks(SQLiteWorks):
         )
 
 
-class PGSubjects(SQLiteSubjects):
-    """The subjects repository on PostgreSQL (all of its SQL is portable)."""
-
-
-class PGSearch(SQLiteSearch):
+class PGSearch(Search):
     """The search repository on PostgreSQL."""
 
     def orphan_docnos(self) -> list[int]:

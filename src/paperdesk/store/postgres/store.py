@@ -1,9 +1,9 @@
 """The PostgreSQL store: `open_store("postgresql://USER:PASS@HOST/DB")`.
 
-`PGStore` is the SQLite store's class with a PostgreSQL connection under it: the record
-methods and repositories whose SQL is portable are inherited and run through the dialect
-layer (`dialect.py`); what differs is overridden here and in `repositories.py`: the
-schema and its migrations (`schema/NNN_name.sql`, recorded in the same `migrations` table),
+`PGStore` is `sql.store.SQLStore` (the record methods and repositories both backends share,
+in the common dialect, run through `dialect.py`) on a PostgreSQL connection facade, a sibling
+of `SQLiteStore`. What PostgreSQL does its own way is here and in `repositories.py` and
+`authors.py`: the schema and its migrations (`schema/NNN_name.sql`, recorded in the same `migrations` table),
 transactions (one writer at a time by an advisory lock, as `BEGIN IMMEDIATE` on SQLite),
 read-only views on pooled connections, bulk writes by COPY, and paging through the
 records by key instead of holding a whole table's rows.
@@ -33,11 +33,10 @@ from paperdesk.store.base import now
 from paperdesk.store.codec import decode_record
 from paperdesk.store.postgres.authors import PGAuthors
 from paperdesk.store.postgres.connection import PGConn, database, describe
-from paperdesk.store.postgres.repositories import PGSearch, PGSubjects, PGWorks, changed_pages
-from paperdesk.store.sqlite.catalog import SQLiteCatalog
-from paperdesk.store.sqlite.connection import Aside
-from paperdesk.store.sqlite.desk import SQLiteDesk
-from paperdesk.store.sqlite.store import SQLiteStore
+from paperdesk.store.postgres.repositories import PGSearch, PGWorks, changed_pages
+from paperdesk.store.sql.connection import Aside
+from paperdesk.store.sql.store import SQLStore
+from paperdesk.store.sql.subjects import Subjects
 
 _PAGE = 2000
 """Records a keyset page of `iter_records` / `iter_changed` fetches."""
@@ -66,21 +65,20 @@ def files_base(url: str) -> str:
     return str(data_dir() / re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-"))
 
 
-class PGStore(SQLiteStore):
+class PGStore(SQLStore):
     """A store in a PostgreSQL database. Construct with `open_store(url)`."""
 
     dialect = "postgresql"
+    conn: PGConn
 
     def __init__(self, url: str, *, readonly: bool = False, migrate: bool = True):
-        # No SQLiteStore.__init__: it opens a SQLite file.
         self.url = url
         self.db = database(url)
         self.name = self.db.name
         self.path = files_base(url)
         """Not a file: the base name of the store's own files (search indexes)."""
         self.readonly = readonly
-        self._wal_retry_at = 0
-        self.conn = PGConn(self.db, readonly=readonly)  # type: ignore[assignment]
+        self.conn = PGConn(self.db, readonly=readonly)
         self._repositories()
         self.applied: list[str] = []
         if migrate and not readonly:
@@ -91,6 +89,11 @@ class PGStore(SQLiteStore):
         """What `open_store` takes to open this store again (another process's)."""
         return self.url
 
+    @property
+    def shared(self) -> bool:
+        """Always: other processes open their own views of the database."""
+        return True
+
     def known(self, pairs: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
         """`known_payloads`, as `paperdesk.store.payload_lookup` objects answer it."""
         return self.known_payloads(pairs)
@@ -98,14 +101,13 @@ class PGStore(SQLiteStore):
     def _repositories(self) -> None:
         self.authors = PGAuthors(self.conn)
         self.works = PGWorks(self.conn)
-        self.subjects = PGSubjects(self.conn)
+        self.subjects = Subjects(self.conn)
         self.search = PGSearch(self.conn)
-        self.desk = SQLiteDesk(self.conn, self.authors)  # its SQL is portable as it is
-        self.catalog = SQLiteCatalog(self.conn)  # likewise (the dialect layer translates)
+        super()._repositories()
 
     @property
     def pg(self) -> PGConn:
-        return self.conn  # type: ignore[return-value]
+        return self.conn
 
     # -- plumbing --------------------------------------------------------------------
     def close(self) -> None:
@@ -174,11 +176,11 @@ class PGStore(SQLiteStore):
     def restart_wal_if_large(self) -> None:
         """Nothing to do: the server manages its WAL."""
 
-    def transaction(self) -> AbstractContextManager[Any]:  # type: ignore[override]
+    def transaction(self) -> AbstractContextManager[Any]:
         """One write transaction on a pinned connection, after the writer lock."""
         return self._tx()
 
-    def rows_transaction(self) -> AbstractContextManager[Any]:  # type: ignore[override]
+    def rows_transaction(self) -> AbstractContextManager[Any]:
         return self._tx()
 
     @contextmanager
@@ -190,7 +192,7 @@ class PGStore(SQLiteStore):
 
     # -- records ---------------------------------------------------------------------
     def _bulk_insert(self, table: str, columns: str, rows: Sequence[tuple[Any, ...]]) -> None:
-        """COPY: `put_rows` (inherited, the same plan as on SQLite) writes records,
+        """COPY: `put_rows` (shared, the same plan as on SQLite) writes records,
         categories and payloads through this, in binary format: their values have the
         columns' types (`prepare_row`), and the records' and payloads' bytes then go as
         they are instead of as hex text that the server parses back."""

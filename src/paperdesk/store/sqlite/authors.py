@@ -1,17 +1,37 @@
-"""The author repository on SQLite (`store.authors`): the tables the resolve stage writes
-and reads (`authors_tables`), the look-ups and curation log (`authors_lookup`) and a run's
-staged rows (`authors_stage`), as one object on one connection. The interface is
-`paperdesk.store.authors_base.AuthorRepository`."""
+"""The author repository on SQLite (`store.authors`): the shared tables, look-ups and reads
+(`sql/authors.py`) with a run's staged rows (`authors_stage`) and the statements spelled in
+SQLite's dialect (ids bound as a JSON list, member lists packed by `paperdesk_pack_ids`).
+The interface is `paperdesk.store.authors_base.AuthorRepository`."""
 
 from __future__ import annotations
 
-from paperdesk.store.sqlite.authors_lookup import AuthorLookups
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
 from paperdesk.store.sqlite.authors_stage import AuthorStage
-from paperdesk.store.sqlite.authors_tables import FOLD_MIN, FOLD_SHARE
 
-__all__ = ["FOLD_MIN", "FOLD_SHARE", "SQLiteAuthors"]
+__all__ = ["SQLiteAuthors"]
 
 
-class SQLiteAuthors(AuthorStage, AuthorLookups):
+class SQLiteAuthors(AuthorStage):
     """Author signatures, profiles, samples, redirects, curations and staged rows of one
-    connection (the store's writer or a reader)."""
+    SQLite connection (the store's writer or a reader)."""
+
+    _IN_IDS = "id IN (SELECT value FROM json_each(?))"
+    """Rows whose id is in a JSON list bound as one parameter (`_ids`)."""
+
+    def _ids(self, ids: Sequence[int]) -> Any:
+        """The one parameter `_IN_IDS` takes for these (sorted) ids."""
+        return orjson.dumps(list(ids)).decode()
+
+    def _members_rebuild(self) -> None:
+        """`author_members` packed again from every signature (after a bulk write)."""
+        self.conn.execute("DELETE FROM author_members")
+        self.conn.execute("DELETE FROM author_members_delta")
+        self.conn.execute(
+            "INSERT INTO author_members (author_id, ids)"
+            " SELECT author_id, paperdesk_pack_ids(id) FROM author_signatures"
+            " GROUP BY author_id ORDER BY author_id"
+        )

@@ -1,24 +1,25 @@
-"""A resolve run's reads of changed records and its staged signature rows, in SQLite.
+"""A resolve run's staged signature rows, in SQLite.
 
-A run reads the records changed since its checkpoint (`changed_records`), stages its new
-signature rows in a temp table of the writer's connection (or, in a full run's streaming
-workers, one file each: `open_parts`) until their profile ids are known, and commits them
-into `author_signatures` with the name, block and member counts of `authors_tables`.
+A run reads the records changed since its checkpoint (`changed_records`, `sql/authors.py`),
+stages its new signature rows in a temp table of the writer's connection (or, in a full
+run's streaming workers, one file each: `open_parts`) until their profile ids are known, and
+commits them into `author_signatures` with the name, block and member counts of
+`sql/authors_tables.py`.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from paperdesk.store.authors_base import PartStage
-from paperdesk.store.sqlite.authors_tables import _SIG_COLS, AuthorTables
-from paperdesk.store.sqlite.sql import chunks, placeholders
+from paperdesk.store.sql.authors import Authors
+from paperdesk.store.sql.authors_tables import _SIG_COLS
 
 _STAGED = "sig_id IN (SELECT sig_id FROM author_stage)"
 
@@ -65,8 +66,9 @@ class PartWriter:
         self.conn.close()
 
 
-class AuthorStage(AuthorTables):
-    """Staging of a run's new signature rows, and the reads of the records it resolves."""
+class AuthorStage(Authors):
+    """Staging of a run's new signature rows: a temp table of the writer's connection, or
+    a full run's worker files attached to it."""
 
     streams_parts: bool = True
     """A full run may stage in worker processes, one file each (`open_parts`)."""
@@ -124,22 +126,6 @@ class AuthorStage(AuthorTables):
     def part_writer(self, stage: PartStage, part: int) -> PartWriter:
         return PartWriter(_files(stage).path(part))
 
-    def records_of_part(
-        self, since: int, part: int, parts: int
-    ) -> Iterator[tuple[int, int, str, bytes, str | None]]:
-        """(seq, rowid, key, stored data, work id `W<n>` or None) of the records changed
-        after `since` whose work (or, for a record in no work, its rowid) falls in `part`
-        of `parts`, in seq order: the records of one work always land in one part."""
-        cur = self.conn.execute(
-            "SELECT r.seq, r.rowid, r.key, r.data, w.work_id FROM records r"
-            " LEFT JOIN work_records w ON w.record_key = r.key"
-            " WHERE r.seq > ? AND COALESCE(w.work_id, r.rowid) % ? = ? ORDER BY r.seq, r.rowid",
-            (since, parts, part),
-        )
-        while rows := cur.fetchmany(1000):
-            for seq, rowid, key, data, work in rows:
-                yield seq, rowid, key, data, None if work is None else f"W{work}"
-
     def parts_attached(self, stage: PartStage) -> AbstractContextManager[None]:
         """The workers' files attached as `stage0`, `stage1`, … around the caller's write
         transaction (SQLite cannot attach inside one). Any left attached by a run that
@@ -191,34 +177,3 @@ class AuthorStage(AuthorTables):
         self._members_rebuild()
         self.conn.execute("DELETE FROM author_stage_parts")
         self.conn.execute(f"PRAGMA threads = {threads}")
-
-    # -- the records a run resolves -------------------------------------------------------
-    def changed_records(self, since: int) -> Iterator[tuple[int, str, bytes]]:
-        """(seq, key, stored data) for records changed after `since`, in seq order —
-        `iter_changed` without building `SourceRecord`s, which the author stage only needs
-        for a few of a million records (decode them with `decode_record`)."""
-        cur = self.conn.execute(
-            "SELECT seq, key, data FROM records WHERE seq > ? ORDER BY seq, rowid", (since,)
-        )
-        while rows := cur.fetchmany(1000):
-            yield from rows
-
-    def all_works(self) -> dict[str, str]:
-        return {
-            k: f"W{w}" for k, w in self.conn.execute("SELECT record_key, work_id FROM work_records")
-        }
-
-    def records_of_works(self, works: Iterable[str]) -> dict[str, str]:
-        """Record key → work id for every record of these works (ids as `W<n>`)."""
-        ids: Sequence[int] = sorted({int(w[1:]) for w in works if w.startswith("W")})
-        out: dict[str, str] = {}
-        for chunk in chunks(ids):
-            out.update(
-                (k, f"W{w}")
-                for k, w in self.conn.execute(
-                    "SELECT record_key, work_id FROM work_records"  # noqa: S608
-                    f" WHERE work_id IN ({placeholders(len(chunk))})",
-                    list(chunk),
-                )
-            )
-        return out

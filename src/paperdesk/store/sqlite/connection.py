@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import cast
 
 from paperdesk.errors import StoreError
+from paperdesk.store.sql.connection import Tx
 
 # CPython 3.11's sqlite3 looks every parameter that is not an int, float, str or bytearray up
 # in its adapter registry before binding it; with nothing registered for `bytes` or `None`
@@ -62,52 +63,25 @@ def connect_readonly(path: str) -> sqlite3.Connection:
     return conn
 
 
-class Aside:
-    """What `checkpoint_aside` did, known once its block is left."""
-
-    ok: bool | None = None
-    """Its statements were committed (None: there were none to run)."""
-
-
-
-class _Tx:
-    """BEGIN IMMEDIATE (take the write lock up front) … COMMIT, ROLLBACK on any error.
-    Nested use joins the outer transaction (and its foreign-key setting).
-
-    `foreign_keys=False`: SQLite does not check this transaction's references (the
-    pragma can change only outside a transaction; it is back on when the transaction
-    ends, however it ends)."""
+class _Tx(Tx):
+    """`sql.connection.Tx` on SQLite, with `foreign_keys=False`: SQLite does not check this
+    transaction's references (the pragma can change only outside a transaction; it is back
+    on when the transaction ends, however it ends)."""
 
     def __init__(self, conn: sqlite3.Connection, *, foreign_keys: bool = True):
-        self.conn = conn
-        self.outer = False
+        super().__init__(conn)
         self.foreign_keys = foreign_keys
 
-    def __enter__(self) -> sqlite3.Connection:
-        self.outer = not self.conn.in_transaction
-        if self.outer:
-            if not self.foreign_keys:
-                self.conn.execute("PRAGMA foreign_keys=OFF")
-            try:
-                self.conn.execute("BEGIN IMMEDIATE")
-            except BaseException:
-                self._restore()
-                raise
-        return self.conn
-
-    def __exit__(self, exc_type: object, *rest: object) -> None:
-        if not self.outer:
-            return
+    def _begin(self) -> None:
+        if not self.foreign_keys:
+            self.conn.execute("PRAGMA foreign_keys=OFF")
         try:
-            if exc_type is None:
-                self.conn.execute("COMMIT")
-            else:
-                self.conn.execute("ROLLBACK")
-        finally:
-            if not self.conn.in_transaction:  # a failed COMMIT leaves it open: still OFF
-                self._restore()
+            super()._begin()
+        except BaseException:
+            self._ended()
+            raise
 
-    def _restore(self) -> None:
+    def _ended(self) -> None:
         if not self.foreign_keys:
             self.conn.execute("PRAGMA foreign_keys=ON")
 

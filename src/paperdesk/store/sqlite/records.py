@@ -9,6 +9,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from paperdesk.store.rows import pack_ids
+from paperdesk.store.sql.connection import known_payloads
 
 
 class PackIds:
@@ -22,35 +23,6 @@ class PackIds:
 
     def finalize(self) -> bytes:
         return pack_ids(self.ids)
-
-
-_KNOWN_SQL = (
-    "SELECT r.key, p.sha256 FROM records r JOIN payloads p ON p.record_rowid = r.rowid"
-    " WHERE r.key IN ({})"
-)
-
-
-def known_payloads(
-    conn: sqlite3.Connection, pairs: Iterable[tuple[str, str]]
-) -> set[tuple[str, str]]:
-    """The subset of `(record key, payload sha256 hex)` pairs whose record holds that
-    payload, on any connection (the ingest workers ask on read-only ones).
-
-    Asked by key because a payload belongs to the record its parser made of it: the
-    record's key is final before normalising (`finish` never changes source or id), the
-    `records` key index is written nearly in order (new ids arrive in order) and a
-    record's payloads sit together in `payloads_record`. A random digest index, written at
-    a random place for every payload, was the one index that a bulk ingest rewrote nearly
-    whole in every transaction (migration 006)."""
-    wanted = set(pairs)
-    keys = list({k for k, _ in wanted})
-    found: set[tuple[str, str]] = set()
-    for i in range(0, len(keys), 500):
-        chunk = keys[i : i + 500]
-        marks = ",".join("?" * len(chunk))
-        sql = _KNOWN_SQL.format(marks)
-        found.update(pair for pair in conn.execute(sql, chunk) if pair in wanted)
-    return found
 
 
 class PayloadLookup:

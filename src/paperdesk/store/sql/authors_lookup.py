@@ -1,8 +1,8 @@
 """Author look-ups that pages, the CLI and curations make, and the curation log.
 
-A mixin of the SQLite author repository (`authors.SQLiteAuthors`), split from
+Part of both backends' author repositories (`sql.authors.Authors`), split from
 `authors_tables` (what the resolve stage writes and reads) so that neither module passes
-the 800-line limit. Its SQL is portable: PostgreSQL runs it through the dialect layer.
+the 800-line limit. Its SQL is the common dialect (see `store/sql/__init__.py`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import orjson
 from paperdesk.store.authors_base import Curation
 from paperdesk.store.base import now
 from paperdesk.store.profiles_codec import unpack_time
-from paperdesk.store.sqlite.authors_tables import AuthorTables, _counted, _current
+from paperdesk.store.sql.authors_tables import AuthorTables, _counted, _current
 
 
 def _by_records(hits: str) -> str:

@@ -1,10 +1,9 @@
-"""The subjects tables in SQLite: each record's subjects (given or predicted, in rank
+"""The subjects tables of both backends: each record's subjects (given or predicted, in rank
 order), its classification codes, and whether it has been classified (migration
 060_subjects.sql). The classify stage is `paperdesk.subjects.classify`."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from datetime import date, timedelta
@@ -12,7 +11,7 @@ from typing import Any
 
 from paperdesk.model import SourceRecord
 from paperdesk.store.codec import decode_record
-from paperdesk.store.sqlite.sql import chunks
+from paperdesk.store.sql.connection import Conn, chunks
 
 
 def _entry(subject: str, predicted: int, prob: float | None, pprob: float | None) -> dict[str, Any]:
@@ -23,10 +22,10 @@ def _entry(subject: str, predicted: int, prob: float | None, pprob: float | None
     return e
 
 
-class SQLiteSubjects:
+class Subjects:
     """The subjects repository of one connection."""
 
-    def __init__(self, conn: sqlite3.Connection):
+    def __init__(self, conn: Conn):
         self.conn = conn
 
     def pending(self, upto_seq: int) -> Iterator[tuple[int, SourceRecord]]:

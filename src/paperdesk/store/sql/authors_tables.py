@@ -1,12 +1,12 @@
-"""The author tables in SQLite: signatures, profiles, samples, their day deltas, redirects.
+"""The author tables of both backends: signatures, profiles, samples, their day deltas,
+redirects.
 
 `AuthorTables` holds what the resolve stage writes and reads; `authors_lookup` adds the
-look-ups of pages and the CLI and the curation log, `authors_stage` a run's staged rows,
-and `authors.SQLiteAuthors` is the whole repository (`store.authors`,
-`paperdesk.store.authors_base.AuthorRepository`). The SQL is the portable subset where it
-can be: the PostgreSQL repository (`store/postgres/authors.py`) inherits these methods
-through the dialect layer and overrides the few that differ. Tables come from
-`migrations/030_authors.sql` … `041_author_deltas.sql`.
+look-ups of pages and the CLI and the curation log, `authors.Authors` the reads of the
+records a run resolves. Each backend completes it into its repository (`store.authors`,
+`paperdesk.store.authors_base.AuthorRepository`) with a run's staged rows and the few
+statements it spells its own way (`sqlite/authors*.py`, `postgres/authors.py`). Tables come
+from `migrations/030_authors.sql` … `041_author_deltas.sql`.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from paperdesk.store.base import now
 from paperdesk.store.codec import decode_record
 from paperdesk.store.profiles_codec import now_seconds, unpack_folded, unpack_variants
 from paperdesk.store.rows import pack_ids, unpack_ids
-from paperdesk.store.sqlite.sql import chunks, placeholders
+from paperdesk.store.sql.connection import chunks, placeholders
 
 _CHUNK = 500
 
@@ -77,14 +77,6 @@ def _counted(table: str, column: str, cols: str, where: str) -> str:
 _SIG_COLS = "sig_id, record_key, position, name, name_folded, block, author_id, given"
 
 
-# -- author_members: each profile's signature ids, packed (migration 038) -----------------
-
-_IN_IDS = "id IN (SELECT value FROM json_each(?))"
-"""Rows whose id is in a JSON list bound as one parameter (a profile may have more
-signatures than SQLite takes variables); `AuthorTables._ids` binds it, and PostgreSQL
-has its own (`id = ANY(array)`)."""
-
-
 # -- author_names / author_blocks: a profile's signatures per name and per block ----------
 
 NameKey = tuple[str, str, str]
@@ -128,7 +120,9 @@ class AuthorTables:
     """Signatures, profiles and samples of one connection (the store's writer or a
     reader). Writes run inside the caller's `store.transaction()`."""
 
-    _IN_IDS = _IN_IDS
+    _IN_IDS: str
+    """Rows whose id is in a list bound as one parameter (`_ids`): a profile may have more
+    signatures than SQLite takes variables. Each backend spells it its own way."""
     _VARIANT_ORDER = "author_id"
     """A profile's variants come in group order (SQLite sorts the groups by their key)."""
 
@@ -137,7 +131,7 @@ class AuthorTables:
 
     def _ids(self, ids: Sequence[int]) -> Any:
         """The one parameter `_IN_IDS` takes for these (sorted) ids."""
-        return orjson.dumps(list(ids)).decode()
+        raise NotImplementedError
 
     def _signatures_where(
         self, column: str, values: Iterable[str]
@@ -247,15 +241,9 @@ class AuthorTables:
         self.conn.executemany("DELETE FROM author_members WHERE author_id = ?", gone)
         self.conn.executemany("DELETE FROM author_members_delta WHERE author_id = ?", gone)
 
-    def _members_rebuild(self) -> None:  # PostgreSQL: `PGAuthors._members_rebuild`
+    def _members_rebuild(self) -> None:
         """`author_members` packed again from every signature (after a bulk write)."""
-        self.conn.execute("DELETE FROM author_members")
-        self.conn.execute("DELETE FROM author_members_delta")
-        self.conn.execute(
-            "INSERT INTO author_members (author_id, ids)"
-            " SELECT author_id, paperdesk_pack_ids(id) FROM author_signatures"
-            " GROUP BY author_id ORDER BY author_id"
-        )
+        raise NotImplementedError
 
     def count_signatures(self) -> int:
         return int(self.conn.execute("SELECT COUNT(*) FROM author_signatures").fetchone()[0])

@@ -1,13 +1,13 @@
-"""The desk repository in SQLite (`store/desk_base.py`; tables of migration 070_desk.sql).
+"""The desk repository of both backends (`store/desk_base.py`; tables of migration
+070_desk.sql).
 
-Every write opens a transaction of its own or joins the caller's (`_Tx`). The SQL is kept
-portable (no `json_each`, no rowid, `ON CONFLICT … DO NOTHING`), so the PostgreSQL
-backend can take the statements as they are.
+Every write opens a transaction of its own or joins the caller's (`Tx`). The SQL is the
+common dialect (no `json_each`, no rowid, `ON CONFLICT … DO NOTHING`), which the
+PostgreSQL backend runs through its dialect layer.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -24,18 +24,13 @@ from paperdesk.store.desk_base import (
     SavedSearch,
     UserRow,
 )
-from paperdesk.store.sqlite.connection import _Tx
-from paperdesk.store.sqlite.sql import chunks, placeholders
+from paperdesk.store.sql.connection import Conn, Tx, chunks, has_table, placeholders
 
 _CHUNK = 400
 
 
 
 
-def _has(conn: sqlite3.Connection, table: str) -> bool:
-    return conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
-    ).fetchone() is not None
 
 
 _USER = "SELECT username, role, created_at, email, digest FROM users"
@@ -45,16 +40,16 @@ def _user(row: tuple[Any, ...]) -> UserRow:
     return UserRow(row[0], row[1], row[2], row[3], bool(row[4]))
 
 
-class SQLiteDesk:
+class Desk:
     """The desk repository of one connection (the store's writer or a reader)."""
 
-    def __init__(self, conn: sqlite3.Connection, authors: AuthorRepository | None = None):
+    def __init__(self, conn: Conn, authors: AuthorRepository | None = None):
         self.conn = conn
         self.authors = authors
         """The store's author repository (a followed profile's records)."""
 
     def _write(self, sql: str, args: Sequence[Any] = ()) -> int:
-        with _Tx(self.conn):
+        with Tx(self.conn):
             return self.conn.execute(sql, args).rowcount
 
     # -- users and sessions ----------------------------------------------------------
@@ -66,7 +61,7 @@ class SQLiteDesk:
         ) == 1
 
     def set_password(self, username: str, password_hash: str) -> bool:
-        with _Tx(self.conn):
+        with Tx(self.conn):
             n = self.conn.execute(
                 "UPDATE users SET password_hash = ? WHERE username = ?", (password_hash, username)
             ).rowcount
@@ -85,7 +80,7 @@ class SQLiteDesk:
 
     def remove_user(self, username: str) -> bool:
         # Foreign keys cascade; said explicitly too, for a connection opened without them.
-        with _Tx(self.conn):
+        with Tx(self.conn):
             for table in ("user_sessions", "library", "user_records", "feedback", "follows",
                           "saved_searches", "feed_tokens", "seen"):
                 self.conn.execute(f"DELETE FROM {table} WHERE username = ?", (username,))  # noqa: S608 - our table names
@@ -109,7 +104,7 @@ class SQLiteDesk:
         return None if row is None else str(row[0])
 
     def add_session(self, token_hash: str, username: str, created: str, expires: str) -> None:
-        with _Tx(self.conn):
+        with Tx(self.conn):
             self.conn.execute("DELETE FROM user_sessions WHERE expires_at < ?", (created,))
             self.conn.execute(
                 "INSERT INTO user_sessions (token_hash, username, created_at, expires_at)"
@@ -130,7 +125,7 @@ class SQLiteDesk:
     # -- library ---------------------------------------------------------------------
     def add_items(self, username: str, items: Sequence[str], stamp: str) -> int:
         n = 0
-        with _Tx(self.conn):
+        with Tx(self.conn):
             for item in items:
                 n += self.conn.execute(
                     "INSERT INTO library (username, item, added_at) VALUES (?, ?, ?)"
@@ -141,7 +136,7 @@ class SQLiteDesk:
 
     def remove_items(self, username: str, items: Sequence[str]) -> int:
         n = 0
-        with _Tx(self.conn):
+        with Tx(self.conn):
             for item in items:
                 n += self.conn.execute(
                     "DELETE FROM library WHERE username = ? AND item = ?", (username, item)
@@ -187,7 +182,7 @@ class SQLiteDesk:
         return self._write(sql, [*args, username, item]) == 1
 
     def add_own(self, username: str, data: dict[str, Any], origin: str, stamp: str) -> int:
-        with _Tx(self.conn):
+        with Tx(self.conn):
             cur = self.conn.execute(
                 "INSERT INTO user_records (username, data, origin, created_at) VALUES (?, ?, ?, ?)",
                 (username, orjson.dumps(data).decode(), origin, stamp),
@@ -205,13 +200,13 @@ class SQLiteDesk:
         return [OwnRecord(int(i), orjson.loads(d), o, c) for i, d, o, c in rows]
 
     def delete_own(self, username: str, ids: Sequence[int]) -> None:
-        with _Tx(self.conn):
+        with Tx(self.conn):
             for i in ids:
                 self.conn.execute("DELETE FROM user_records WHERE username = ? AND id = ?", (username, i))
 
     # -- feedback and follows ----------------------------------------------------------
     def put_feedback(self, username: str, items: Sequence[str], label: int, stamp: str) -> None:
-        with _Tx(self.conn):
+        with Tx(self.conn):
             for item in items:
                 self.conn.execute(
                     "INSERT INTO feedback (username, item, label, at) VALUES (?, ?, ?, ?)"
@@ -221,7 +216,7 @@ class SQLiteDesk:
 
     def remove_feedback(self, username: str, items: Sequence[str]) -> int:
         n = 0
-        with _Tx(self.conn):
+        with Tx(self.conn):
             for item in items:
                 n += self.conn.execute(
                     "DELETE FROM feedback WHERE username = ? AND item = ?", (username, item)
@@ -254,7 +249,7 @@ class SQLiteDesk:
 
     # -- saved searches and feed tokens --------------------------------------------------
     def add_search(self, username: str, name: str, query: str, stamp: str) -> int | None:
-        with _Tx(self.conn):
+        with Tx(self.conn):
             cur = self.conn.execute(
                 "INSERT INTO saved_searches (username, name, query, created_at) VALUES (?, ?, ?, ?)"
                 " ON CONFLICT (username, name) DO NOTHING",
@@ -265,7 +260,7 @@ class SQLiteDesk:
             return int(cur.lastrowid or 0)
 
     def remove_search(self, username: str, name: str) -> bool:
-        with _Tx(self.conn):
+        with Tx(self.conn):
             self.conn.execute(
                 "DELETE FROM feed_tokens WHERE username = ? AND scope = ?", (username, f"search:{name}")
             )
@@ -313,7 +308,7 @@ class SQLiteDesk:
 
     # -- seen works ----------------------------------------------------------------------
     def mark_seen(self, username: str, items: Sequence[str], stamp: str) -> None:
-        with _Tx(self.conn):
+        with Tx(self.conn):
             for item in items:
                 self.conn.execute(
                     "INSERT INTO seen (username, item, first_at) VALUES (?, ?, ?)"
@@ -330,7 +325,7 @@ class SQLiteDesk:
 
     # -- reads over the catalog ------------------------------------------------------------
     def _work_col(self) -> tuple[str, str]:
-        if _has(self.conn, "work_records"):
+        if has_table(self.conn, "work_records"):
             return "wr.work_id", " LEFT JOIN work_records wr ON wr.record_key = r.key"
         return "NULL", ""
 
@@ -351,7 +346,7 @@ class SQLiteDesk:
             yield from rows
 
     def record_works(self, keys: Sequence[str]) -> dict[str, int]:
-        if not _has(self.conn, "work_records"):
+        if not has_table(self.conn, "work_records"):
             return {}
         out: dict[str, int] = {}
         for part in chunks(list(keys), _CHUNK):
@@ -401,7 +396,7 @@ class SQLiteDesk:
         return out
 
     def put_features(self, rows: Sequence[tuple[str, int, int, bytes, str]]) -> None:
-        with _Tx(self.conn):
+        with Tx(self.conn):
             for row in rows:
                 self.conn.execute(
                     "INSERT INTO desk_features (record_key, seq, format, terms, meta) VALUES (?, ?, ?, ?, ?)"
@@ -413,7 +408,7 @@ class SQLiteDesk:
     def author_records(self, author_ids: Sequence[str]) -> dict[str, tuple[str, set[str]]]:
         out: dict[str, tuple[str, set[str]]] = {}
         authors = self.authors
-        if authors is None or not _has(self.conn, "author_signatures"):
+        if authors is None or not has_table(self.conn, "author_signatures"):
             return out
         for aid in author_ids:
             now_id = authors.follow_redirects(aid)
@@ -423,7 +418,7 @@ class SQLiteDesk:
         return out
 
     def vectors(self, refs: Sequence[str], model: str) -> dict[str, bytes]:
-        if not _has(self.conn, "search_vectors"):
+        if not has_table(self.conn, "search_vectors"):
             return {}
         out: dict[str, bytes] = {}
         for part in chunks(list(refs), _CHUNK):

@@ -3,31 +3,22 @@
 
 Works come from `work_records` once `resolve` has run; a record not yet resolved is shown
 on its own under its record key (`arxiv:2501.00001`) as a pseudo work id — the same id
-search uses — so a fresh ingest is browsable at once. The SQL is portable: the PostgreSQL
-backend runs this class on its connection.
+search uses — so a fresh ingest is browsable at once. Both backends run this class on their
+connection (the common dialect, see `store/sql/__init__.py`).
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 
 import orjson
 
 from paperdesk.model import SourceRecord
 from paperdesk.store.codec import decode_record
-from paperdesk.store.sqlite.sql import placeholders
+from paperdesk.store.sql.connection import Conn, has_table, placeholders
 
 
-def _has(conn: sqlite3.Connection, table: str) -> bool:
-    row = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
-    ).fetchone()
-    return row is not None
-
-
-
-def _codes_under(conn: sqlite3.Connection, prefix: str) -> list[str]:
+def _codes_under(conn: Conn, prefix: str) -> list[str]:
     """The distinct codes starting with `prefix`, by a skip scan of the key (one index
     look-up per code, not one row visit per record)."""
     end = prefix[:-1] + chr(ord(prefix[-1]) + 1)
@@ -43,17 +34,17 @@ def _codes_under(conn: sqlite3.Connection, prefix: str) -> list[str]:
     return out
 
 
-class SQLiteCatalog:
+class Catalog:
     """The catalog repository on one connection (the store's, or a reader's)."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: Conn) -> None:
         self.conn = conn
         self._tables: set[str] = set()
 
     def _has(self, table: str) -> bool:
         """Whether `table` exists; a table once there stays (no migration drops one), so
         a yes is kept: the probe was three round trips of every daily page on PostgreSQL."""
-        if table not in self._tables and _has(self.conn, table):
+        if table not in self._tables and has_table(self.conn, table):
             self._tables.add(table)
         return table in self._tables
 
