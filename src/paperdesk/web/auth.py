@@ -73,6 +73,13 @@ def check_csrf(request: Request, form_token: str | None) -> None:
         raise HTTPException(403, "missing or invalid CSRF token: reload the page and try again")
 
 
+async def checked_form(request: Request) -> Any:
+    """A browser's posted form, its CSRF token checked (403 otherwise)."""
+    form = await request.form()
+    check_csrf(request, str(form.get("csrf") or "") or None)
+    return form
+
+
 async def require_user(request: Request) -> str:
     """The signed-in user a desk write is for (always with the page's CSRF token: the
     admin token names no user); 401/403 otherwise."""

@@ -17,7 +17,7 @@ from fastapi.responses import RedirectResponse, Response
 from paperdesk.errors import NotFoundError, PaperdeskError
 from paperdesk.store import curators
 from paperdesk.web import auth, security
-from paperdesk.web.pages import json_response, render, store_of
+from paperdesk.web.pages import json_response, rate_limit, render, store_of
 
 T = TypeVar("T")
 _SPLIT = re.compile(r"[\s,]+")
@@ -71,12 +71,8 @@ def register(app: FastAPI) -> None:
 
     @app.post("/login", include_in_schema=False)
     async def login(request: Request) -> Response:
-        form = await request.form()
-        auth.check_csrf(request, str(form.get("csrf") or "") or None)
-        client = request.client.host if request.client else "?"
-        wait = request.app.state.limiter.allow(client, "login")
-        if wait:
-            raise HTTPException(429, f"too many sign-in attempts: retry in {int(wait) + 1} s")
+        form = await auth.checked_form(request)
+        rate_limit(request, "login", "sign-in attempts")
         user, password = str(form.get("username", "")), str(form.get("password", ""))
         target = _safe_next(str(form.get("next", "/")))
         backoff: security.Backoff = request.app.state.login_backoff
@@ -96,8 +92,7 @@ def register(app: FastAPI) -> None:
 
     @app.post("/logout", include_in_schema=False)
     async def logout(request: Request) -> Response:
-        form = await request.form()
-        auth.check_csrf(request, str(form.get("csrf") or "") or None)
+        await auth.checked_form(request)
         token = auth.session_token(request)
         if token:
             curators.end_session(store_of(request), token)  # the cookie is dead everywhere

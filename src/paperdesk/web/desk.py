@@ -11,6 +11,8 @@ feed readers carry no cookies.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import quote
 
@@ -23,7 +25,14 @@ from paperdesk.store import curators
 from paperdesk.web import auth
 from paperdesk.web import feeds as atom
 from paperdesk.web.curation import _safe_next, signed_in_response, signup_open
-from paperdesk.web.pages import json_response, render, search_index, store_of
+from paperdesk.web.pages import (
+    client_wait,
+    json_response,
+    rate_limit,
+    render,
+    search_index,
+    store_of,
+)
 
 PRIVATE = {"Cache-Control": "private, no-store"}
 
@@ -61,14 +70,41 @@ def _done(request: Request, fields: dict[str, Any], data: Any, default: str = "/
     return RedirectResponse(_safe_next(str(fields.get("next") or default)), status_code=303)
 
 
-def _refused(exc: PaperdeskError) -> HTTPException:
-    return HTTPException(404 if isinstance(exc, NotFoundError) else 400, str(exc))
+@contextmanager
+def _refusals() -> Iterator[None]:
+    """What the desk library refuses, as the HTTP error it is: 404 for what is not
+    found, 400 for the rest (the library's reason as the detail)."""
+    try:
+        yield
+    except PaperdeskError as exc:
+        raise HTTPException(404 if isinstance(exc, NotFoundError) else 400, str(exc)) from None
 
 
 def _page(request: Request, template: str, data: dict[str, Any]) -> Response:
     resp = render(request, template, data)
     resp.headers.update(PRIVATE)
     return resp
+
+
+def _private_json(data: Any) -> Response:
+    resp = json_response(data)
+    resp.headers.update(PRIVATE)
+    return resp
+
+
+def _page_or_json(request: Request, template: str, data: dict[str, Any]) -> Response:
+    """`data` as JSON on /api/…, else the page `template`; private (never cached) both."""
+    return _private_json(data) if _api(request) else _page(request, template, data)
+
+
+async def _login_first(request: Request, default: str) -> Response | None:
+    """A browser's POST without a session goes to the sign-in page, and from there back
+    to the form's `next` (else `default`); None when signed in, or for the API."""
+    if auth.signed_in(request) is not None or _api(request):
+        return None
+    form = await request.form()
+    target = quote(_safe_next(str(form.get("next") or default)), safe="/")
+    return RedirectResponse(f"/login?next={target}", status_code=303)
 
 
 def _sign_in_first(request: Request) -> Response:
@@ -88,12 +124,8 @@ def register(app: FastAPI) -> None:
     async def signup(request: Request) -> Response:
         if not signup_open(request):
             raise HTTPException(404, "sign-up is switched off here: ask for an account")
-        form = await request.form()
-        auth.check_csrf(request, str(form.get("csrf") or "") or None)
-        client = request.client.host if request.client else "?"
-        wait = request.app.state.limiter.allow(client, "login")
-        if wait:
-            raise HTTPException(429, f"too many attempts: retry in {int(wait) + 1} s")
+        form = await auth.checked_form(request)
+        rate_limit(request, "login", "attempts")
         user, password = str(form.get("username", "")).strip(), str(form.get("password", ""))
         error = None
         if password != str(form.get("password2", "")):
@@ -115,10 +147,8 @@ def register(app: FastAPI) -> None:
         store = store_of(request)
         if who is None:
             return Response(b'{"user":null,"saved":[]}', media_type="application/json", headers=PRIVATE)
-        resp = json_response({"user": who, "role": curators.role_of(store, who),
+        return _private_json({"user": who, "role": curators.role_of(store, who),
                               "saved": sorted(library.saved_set(store, who))})
-        resp.headers.update(PRIVATE)
-        return resp
 
     # -- the desk page -------------------------------------------------------------------
     def desk_data(store: Any, who: str, **extra: Any) -> dict[str, Any]:
@@ -139,12 +169,7 @@ def register(app: FastAPI) -> None:
             if _api(request):
                 raise HTTPException(401, "sign in to see your desk")
             return _sign_in_first(request)
-        data = desk_data(store_of(request), who)
-        if _api(request):
-            resp = json_response(data)
-            resp.headers.update(PRIVATE)
-            return resp
-        return _page(request, "desk.html", data)
+        return _page_or_json(request, "desk.html", desk_data(store_of(request), who))
 
     @app.get("/desk/library.{fmt}", include_in_schema=False)
     def library_export(request: Request, fmt: str) -> Response:
@@ -169,15 +194,11 @@ def register(app: FastAPI) -> None:
     @app.post("/desk/library/add", include_in_schema=False)
     @app.post("/api/library/add", summary="Save works (star)")
     async def library_add(request: Request) -> Response:
-        if auth.signed_in(request) is None and not _api(request):
-            form = await request.form()
-            return RedirectResponse(f"/login?next={quote(_safe_next(str(form.get('next') or '/')), safe='/')}",
-                                    status_code=303)
+        if (login := await _login_first(request, "/")) is not None:
+            return login
         who, f = await _write(request)
-        try:
+        with _refusals():
             out = library.add(store_of(request), who, [_text(f, "item")])
-        except PaperdeskError as exc:
-            raise _refused(exc) from None
         return _done(request, f, out[0], default="/")
 
     @app.post("/desk/library/remove", include_in_schema=False)
@@ -195,14 +216,12 @@ def register(app: FastAPI) -> None:
         if isinstance(tags, str):
             tags = tags.replace(",", " ").split()
         read = f.get("read")
-        try:
+        with _refusals():
             out = library.update(
                 store_of(request), who, _text(f, "item"), tags=tags if isinstance(tags, list) else None,
                 note=f.get("note") if isinstance(f.get("note"), str) else None,
                 read=None if read in (None, "") else str(read).lower() in ("1", "true", "yes", "on"),
             )
-        except PaperdeskError as exc:
-            raise _refused(exc) from None
         return _done(request, f, out)
 
     @app.post("/desk/library/import", include_in_schema=False)
@@ -214,10 +233,8 @@ def register(app: FastAPI) -> None:
         if upload is None or isinstance(upload, str):
             raise HTTPException(400, "choose a file to import")
         data = await upload.read()
-        try:
+        with _refusals():
             report = importer.import_library(store_of(request), who, data)
-        except PaperdeskError as exc:
-            raise _refused(exc) from None
         if _api(request):
             return json_response(report)
         return _page(request, "desk.html", desk_data(store_of(request), who, import_report=report))
@@ -229,46 +246,36 @@ def register(app: FastAPI) -> None:
         label = {"1": 1, "-1": -1, "0": None}.get(str(f.get("label", "")).strip())
         if str(f.get("label", "")).strip() not in ("1", "-1", "0"):
             raise HTTPException(400, "label is 1 (relevant), -1 (not relevant) or 0 (clear)")
-        try:
+        with _refusals():
             out = recommend.feedback(store_of(request), who, [_text(f, "item")], label)
-        except PaperdeskError as exc:
-            raise _refused(exc) from None
         return _done(request, f, out[0], default="/for-you")
 
     @app.post("/desk/follow", include_in_schema=False)
     @app.post("/api/follow", summary="Follow (or with on=0 stop following) an author or subject")
     async def follow(request: Request) -> Response:
-        if auth.signed_in(request) is None and not _api(request):
-            form = await request.form()
-            return RedirectResponse(f"/login?next={quote(_safe_next(str(form.get('next') or '/desk')), safe='/')}",
-                                    status_code=303)
+        if (login := await _login_first(request, "/desk")) is not None:
+            return login
         who, f = await _write(request)
         kind = _text(f, "kind")
         on = str(f.get("on", "1")) not in ("0", "false", "")
-        try:
+        with _refusals():
             out = recommend.follow(store_of(request), who, kind, _text(f, "value"), on=on)
-        except PaperdeskError as exc:
-            raise _refused(exc) from None
         return _done(request, f, out)
 
     @app.post("/desk/searches", include_in_schema=False)
     @app.post("/api/searches", summary="Save a search")
     async def search_add(request: Request) -> Response:
         who, f = await _write(request)
-        try:
+        with _refusals():
             out = feeds.save_search(store_of(request), who, _text(f, "name"), _text(f, "query"))
-        except PaperdeskError as exc:
-            raise _refused(exc) from None
         return _done(request, f, out)
 
     @app.post("/desk/searches/remove", include_in_schema=False)
     @app.post("/api/searches/remove", summary="Delete a saved search")
     async def search_remove(request: Request) -> Response:
         who, f = await _write(request)
-        try:
+        with _refusals():
             feeds.remove_search(store_of(request), who, _text(f, "name"))
-        except PaperdeskError as exc:
-            raise _refused(exc) from None
         return _done(request, f, {"removed": f.get("name")})
 
     @app.post("/desk/tokens", include_in_schema=False)
@@ -276,10 +283,8 @@ def register(app: FastAPI) -> None:
     async def token_new(request: Request) -> Response:
         who, f = await _write(request)
         search = _text(f, "search", required=False) or None
-        try:
+        with _refusals():
             out = feeds.new_token(store_of(request), who, search)
-        except PaperdeskError as exc:
-            raise _refused(exc) from None
         out["url"] = request.app.state.settings.base_url + out["path"].lstrip("/")
         if _api(request):
             return json_response(out)
@@ -290,10 +295,8 @@ def register(app: FastAPI) -> None:
     @app.post("/api/tokens/revoke", summary="Revoke a feed address")
     async def token_revoke(request: Request) -> Response:
         who, f = await _write(request)
-        try:
+        with _refusals():
             n = feeds.revoke(store_of(request), who, _text(f, "id"))
-        except PaperdeskError as exc:
-            raise _refused(exc) from None
         return _done(request, f, {"revoked": n})
 
     @app.post("/desk/email", include_in_schema=False)
@@ -302,10 +305,8 @@ def register(app: FastAPI) -> None:
         who, f = await _write(request)
         address = _text(f, "email", required=False) or None
         on = str(f.get("digest", "")) in ("1", "on", "true")
-        try:
+        with _refusals():
             digest.set_email(store_of(request), who, address, on)
-        except PaperdeskError as exc:
-            raise _refused(exc) from None
         return _done(request, f, {"email": address, "digest": on and address is not None})
 
     @app.post("/desk/password", include_in_schema=False)
@@ -315,10 +316,8 @@ def register(app: FastAPI) -> None:
         then the new one twice. Every session of the account ends; this browser gets a
         new one."""
         who, f = await _write(request)
-        client = request.client.host if request.client else "?"
-        wait = request.app.state.limiter.allow(client, "login")
         backoff = request.app.state.login_backoff
-        wait = wait or backoff.wait(who)
+        wait = client_wait(request, "login") or backoff.wait(who)
         if wait:
             raise HTTPException(429, f"too many attempts: retry in {int(wait) + 1} s")
         store = store_of(request)
@@ -364,11 +363,7 @@ def register(app: FastAPI) -> None:
         data["new_only"] = bool(new)
         data["prev_day"], data["next_day"] = store.catalog.neighbour_days(day) if day else (None, None)
         data["new_count"] = sum(1 for h in data["hits"] if h["new"])
-        if _api(request):
-            resp = json_response(data)
-            resp.headers.update(PRIVATE)
-            return resp
-        return _page(request, "foryou.html", data)
+        return _page_or_json(request, "foryou.html", data)
 
     # -- private feeds -----------------------------------------------------------------------
     @app.get("/feeds/{name}", include_in_schema=False)

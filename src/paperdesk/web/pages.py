@@ -52,6 +52,14 @@ def render(request: Request, template: str, data: dict[str, Any]) -> HTMLRespons
     return resp
 
 
+def _page_or_json(request: Request, page: str, template: str, data: dict[str, Any]) -> Response:
+    """The HTML page `template` at the path `page`; at the route's other paths (`….json`,
+    `/api/…`) its JSON twin."""
+    if request.url.path == page:
+        return render(request, template, data)
+    return json_response(data)
+
+
 def _strip_json(value: str) -> tuple[str, bool]:
     return (value[:-5], True) if value.endswith(".json") else (value, False)
 
@@ -131,9 +139,7 @@ def register_subjects(app: FastAPI) -> None:
     @cached
     def subjects_index(request: Request) -> Response:
         data = catalog.subjects_index(store_of(request))
-        if request.url.path == "/subjects":
-            return render(request, "subjects.html", data)
-        return json_response(data)
+        return _page_or_json(request, "/subjects", "subjects.html", data)
 
     @app.get("/subjects/{code}", include_in_schema=False)
     @cached
@@ -160,9 +166,7 @@ def register_authors(app: FastAPI) -> None:
     @cached
     def authors_search(request: Request, q: str = "") -> Response:
         data = catalog.author_search(store_of(request), q)
-        if request.url.path == "/authors":
-            return render(request, "authors.html", data)
-        return json_response(data)
+        return _page_or_json(request, "/authors", "authors.html", data)
 
     @app.get("/authors/{author_id}", include_in_schema=False)
     @cached
@@ -250,13 +254,22 @@ def with_display_titles(request: Request, items: list[dict[str, Any]]) -> list[d
     return catalog.with_display_titles(store_of(request), items)
 
 
-def _limit(request: Request, bucket: str) -> None:
+def client_wait(request: Request, bucket: str) -> float:
+    """0 when the client may make a `bucket` request now (it is counted), else the seconds
+    to wait (`security.RateLimiter`)."""
     client = request.client.host if request.client else "?"
-    wait = request.app.state.limiter.allow(client, bucket)
+    wait: float = request.app.state.limiter.allow(client, bucket)
+    return wait
+
+
+def rate_limit(request: Request, bucket: str, what: str = "requests") -> None:
+    """429 ("too many `what`: retry in N s") unless the client may make a `bucket`
+    request now."""
+    wait = client_wait(request, bucket)
     if wait:
         from fastapi import HTTPException
 
-        raise HTTPException(429, f"too many requests: retry in {int(wait) + 1} s")
+        raise HTTPException(429, f"too many {what}: retry in {int(wait) + 1} s")
 
 
 PER_SEARCH_PAGE = 20
@@ -274,7 +287,7 @@ def register_search(app: FastAPI) -> None:
                                 "hits": [], "facets": None, "took_ms": 0.0}
         if not q:
             return base
-        _limit(request, "search")
+        rate_limit(request, "search")
         with search_index(request) as ix:
             res = ix.search(
                 q, mode=mode, limit=PER_SEARCH_PAGE, offset=(page - 1) * PER_SEARCH_PAGE,
@@ -293,9 +306,7 @@ def register_search(app: FastAPI) -> None:
         page: int = Query(1, ge=1, le=500), sort: str = Query("relevance", pattern="^(relevance|date)$"),
     ) -> Response:
         data = search_data(request, q, mode, page, sort)
-        if request.url.path == "/search":
-            return render(request, "search.html", data)
-        return json_response(data)
+        return _page_or_json(request, "/search", "search.html", data)
 
     @app.get("/search.atom", include_in_schema=False)
     @app.get("/search.rss", include_in_schema=False)
@@ -314,11 +325,9 @@ def register_search(app: FastAPI) -> None:
     def related(request: Request, text: str = Query("", max_length=5000)) -> Response:
         data: dict[str, Any] = {"text": text, "hits": []}
         if text.strip():
-            _limit(request, "search")
+            rate_limit(request, "search")
             with search_index(request) as ix:
                 data.update(ix.related(text, limit=20).to_dict())
             with_display_titles(request, data["hits"])
             data["text"] = text
-        if request.url.path == "/related":
-            return render(request, "related.html", data)
-        return json_response(data)
+        return _page_or_json(request, "/related", "related.html", data)

@@ -45,7 +45,10 @@ HEADERS = [
 ]
 
 
-class SecurityHeaders:
+class _HttpMiddleware:
+    """ASGI middleware for HTTP requests: anything else (lifespan, websockets) passes
+    through untouched; a subclass's `http` handles the requests."""
+
     def __init__(self, app: ASGIApp):
         self.app = app
 
@@ -53,7 +56,14 @@ class SecurityHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        await self.http(scope, receive, send)
 
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raise NotImplementedError
+
+
+class SecurityHeaders(_HttpMiddleware):
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = False
 
         async def send_with_headers(message: Message) -> None:
@@ -75,14 +85,11 @@ class SecurityHeaders:
             raise  # for the server's log
 
 
-class HeadAsGet:
+class HeadAsGet(_HttpMiddleware):
     """HEAD on any GET route: the GET response's status and headers, no body."""
 
-    def __init__(self, app: ASGIApp):
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "HEAD":
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] != "HEAD":
             await self.app(scope, receive, send)
             return
 
@@ -96,17 +103,14 @@ class HeadAsGet:
         await self.app({**scope, "method": "GET"}, receive, headers_only)
 
 
-class BodyLimit:
+class BodyLimit(_HttpMiddleware):
     """Refuse request bodies over `max_bytes` with a JSON 413."""
 
     def __init__(self, app: ASGIApp, max_bytes: int):
-        self.app = app
+        super().__init__(app)
         self.max_bytes = max_bytes
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         for k, v in scope.get("headers", []):
             if k == b"content-length" and v.isdigit() and int(v) > self.max_bytes:
                 await _too_large(send, self.max_bytes)
@@ -223,18 +227,12 @@ class Backoff:
             self._state.pop(account.lower(), None)
 
 
-class ServerTiming:
+class ServerTiming(_HttpMiddleware):
     """`Server-Timing: app;dur=…` on every response: the time the app took, without the
     network — what `bench/web.py` reports as server-side latency, and visible to users in
     their browser's developer tools."""
 
-    def __init__(self, app: ASGIApp):
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         start = time.perf_counter()
 
         async def timed(message: Message) -> None:
