@@ -8,6 +8,7 @@ modules (`cli/<area>.py`), imported at the bottom of this file.
 
 from __future__ import annotations
 
+import getpass
 import importlib
 import sys
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from paperdesk.store import default_db_path, open_store
 from paperdesk.store.base import Store
 
 F = TypeVar("F", bound=Callable[..., Any])
+R = TypeVar("R")
 
 
 class Ctx:
@@ -55,6 +57,40 @@ def emit_jsonl(data: Any) -> None:
     """One compact JSON document per line (for streams of results)."""
     sys.stdout.write(orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS).decode() + "\n")
     sys.stdout.flush()
+
+
+def emit(data: Any, as_json: bool, text: str) -> None:
+    """A command's result: `data` as JSON with `--json`, else the line `text`."""
+    if as_json:
+        emit_json(data)
+    else:
+        click.echo(text)
+
+
+def emit_rows(rows: list[R], as_json: bool, line: Callable[[R], str]) -> None:
+    """A listing: `rows` as one JSON list with `--json`, else `line(row)` for each row."""
+    if as_json:
+        emit_json(rows)
+        return
+    for row in rows:
+        click.echo(line(row))
+
+
+json_option = click.option("--json", "as_json", is_flag=True)
+"""`--json`: print the result as JSON (the command's `as_json` argument)."""
+
+who_option = click.option("--who", default=None, help="Curator name (default: the login name).")
+"""`--who`: the curator a correction is recorded for; `who_or_login(who)` fills it in."""
+
+
+def who_or_login(who: str | None) -> str:
+    """`--who`, else the login name (`unknown` where there is none)."""
+    if who:
+        return who
+    try:
+        return getpass.getuser()
+    except Exception:  # no user name in some containers
+        return "unknown"
 
 
 def read_password(from_stdin: bool) -> str:

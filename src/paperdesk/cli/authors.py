@@ -4,8 +4,18 @@ from __future__ import annotations
 
 import click
 
-from paperdesk.cli import Ctx, emit_json, handle_errors, main, pass_ctx
-from paperdesk.cli.works import _who
+from paperdesk.cli import (
+    Ctx,
+    emit,
+    emit_json,
+    emit_rows,
+    handle_errors,
+    json_option,
+    main,
+    pass_ctx,
+    who_option,
+    who_or_login,
+)
 from paperdesk.cli.works import _WorkGroup as _ShowByDefault
 from paperdesk.errors import NotFoundError
 
@@ -21,7 +31,7 @@ def author() -> None:
 @click.argument("name", nargs=-1, required=True)
 @click.option("--limit", default=10, show_default=True, help="At most this many profiles.")
 @click.option("--max-works", default=None, type=int, help="At most this many works each.")
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @pass_ctx
 @handle_errors
 def show(
@@ -61,7 +71,7 @@ def show(
 @main.command("authors")
 @click.option("--query", "-q", required=True, help="Words of the name to look for.")
 @click.option("--limit", default=20, show_default=True)
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @pass_ctx
 @handle_errors
 def authors_cmd(ctx: Ctx, query: str, limit: int, as_json: bool) -> None:
@@ -79,19 +89,16 @@ def authors_cmd(ctx: Ctx, query: str, limit: int, as_json: bool) -> None:
 @author.command("merge")
 @click.argument("a")
 @click.argument("b")
-@click.option("--who", default=None, help="Curator name (default: the login name).")
-@click.option("--json", "as_json", is_flag=True)
+@who_option
+@json_option
 @pass_ctx
 @handle_errors
 def merge(ctx: Ctx, a: str, b: str, who: str | None, as_json: bool) -> None:
     """A and B are one person (kept on every later resolve)."""
     from paperdesk.resolve.authors_curate import merge_authors
 
-    out = merge_authors(ctx.store, a, b, who=who or _who())
-    if as_json:
-        emit_json(out)
-    else:
-        click.echo(f"merged {a} and {b} into {out['author_id']} (curation {out['curation']})")
+    out = merge_authors(ctx.store, a, b, who=who_or_login(who))
+    emit(out, as_json, f"merged {a} and {b} into {out['author_id']} (curation {out['curation']})")
 
 
 @author.command("split")
@@ -99,8 +106,8 @@ def merge(ctx: Ctx, a: str, b: str, who: str | None, as_json: bool) -> None:
 @click.option("--works", "works", multiple=True, required=True,
               help="Record keys (SOURCE:ID) or work ids to move to another person.")
 @click.argument("more", nargs=-1)
-@click.option("--who", default=None, help="Curator name (default: the login name).")
-@click.option("--json", "as_json", is_flag=True)
+@who_option
+@json_option
 @pass_ctx
 @handle_errors
 def split(
@@ -114,14 +121,12 @@ def split(
     """The given works are by someone else than AUTHOR_ID (kept on every later resolve)."""
     from paperdesk.resolve.authors_curate import split_author
 
-    out = split_author(ctx.store, author_id, [*works, *more], who=who or _who())
-    if as_json:
-        emit_json(out)
-    else:
-        click.echo(
-            f"split {author_id}: kept as {out['author_id']}, moved to {out['new_author_id']}"
-            f" (curation {out['curation']})"
-        )
+    out = split_author(ctx.store, author_id, [*works, *more], who=who_or_login(who))
+    emit(
+        out, as_json,
+        f"split {author_id}: kept as {out['author_id']}, moved to {out['new_author_id']}"
+        f" (curation {out['curation']})",
+    )
 
 
 @author.command("claim")
@@ -129,8 +134,8 @@ def split(
 @click.argument("record_key")
 @click.option("--position", type=int, default=None,
               help="Author position on the record (0-based) when the name does not decide.")
-@click.option("--who", default=None, help="Curator name (default: the login name).")
-@click.option("--json", "as_json", is_flag=True)
+@who_option
+@json_option
 @pass_ctx
 @handle_errors
 def claim(
@@ -140,15 +145,12 @@ def claim(
     """RECORD_KEY is by AUTHOR_ID (kept on every later resolve)."""
     from paperdesk.resolve.authors_curate import claim_record
 
-    out = claim_record(ctx.store, author_id, record_key, position=position, who=who or _who())
-    if as_json:
-        emit_json(out)
-    else:
-        click.echo(f"{record_key} attributed to {out['author_id']} (curation {out['curation']})")
+    out = claim_record(ctx.store, author_id, record_key, position=position, who=who_or_login(who))
+    emit(out, as_json, f"{record_key} attributed to {out['author_id']} (curation {out['curation']})")
 
 
 @author.command("curations")
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @pass_ctx
 @handle_errors
 def curations(ctx: Ctx, as_json: bool) -> None:
@@ -158,8 +160,5 @@ def curations(ctx: Ctx, as_json: bool) -> None:
          "signatures": sum(len(g) for g in c.groups)}
         for c in ctx.store.authors.list_curations()
     ]
-    if as_json:
-        emit_json(rows)
-        return
-    for r in rows:
-        click.echo(f"{r['id']:>4} {r['at']} {r['who']:<12} {r['action']:<6} {r['args']}")
+    emit_rows(rows, as_json,
+              lambda r: f"{r['id']:>4} {r['at']} {r['who']:<12} {r['action']:<6} {r['args']}")

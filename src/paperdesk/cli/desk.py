@@ -9,7 +9,16 @@ from typing import Any
 
 import click
 
-from paperdesk.cli import Ctx, emit_json, handle_errors, main, pass_ctx, read_password
+from paperdesk.cli import (
+    Ctx,
+    emit_json,
+    emit_rows,
+    handle_errors,
+    json_option,
+    main,
+    pass_ctx,
+    read_password,
+)
 
 # -- accounts ------------------------------------------------------------------------------
 
@@ -63,19 +72,15 @@ def user_role(ctx: Ctx, username: str, role: str) -> None:
 
 
 @user.command("list")
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @pass_ctx
 @handle_errors
 def user_list(ctx: Ctx, as_json: bool) -> None:
     """List accounts: `[{"username", "role", "created_at", "email", "digest"}]`."""
     from paperdesk.store import curators
 
-    rows = curators.list_users(ctx.store)
-    if as_json:
-        emit_json(rows)
-        return
-    for r in rows:
-        click.echo(f"{r['username']:<24} {r['role']:<8} since {r['created_at']}")
+    emit_rows(curators.list_users(ctx.store), as_json,
+              lambda r: f"{r['username']:<24} {r['role']:<8} since {r['created_at']}")
 
 
 @user.command("remove")
@@ -98,21 +103,20 @@ def library() -> None:
 
 
 _USER = click.option("--user", "username", required=True, help="Whose library.")
-_JSON = click.option("--json", "as_json", is_flag=True)
 
 
 def _print_changes(rows: list[dict[str, Any]], key: str, as_json: bool) -> None:
-    if as_json:
-        emit_json(rows)
-        return
-    for r in rows:
-        click.echo(f"{r['ref']:<28} {r['item']:<16} {'yes' if r[key] else 'already' if key == 'added' else 'no'}")
+    def line(r: dict[str, Any]) -> str:
+        done = "yes" if r[key] else "already" if key == "added" else "no"
+        return f"{r['ref']:<28} {r['item']:<16} {done}"
+
+    emit_rows(rows, as_json, line)
 
 
 @library.command("add")
 @_USER
 @click.argument("refs", nargs=-1, required=True)
-@_JSON
+@json_option
 @pass_ctx
 @handle_errors
 def library_add(ctx: Ctx, username: str, refs: tuple[str, ...], as_json: bool) -> None:
@@ -125,7 +129,7 @@ def library_add(ctx: Ctx, username: str, refs: tuple[str, ...], as_json: bool) -
 @library.command("remove")
 @_USER
 @click.argument("refs", nargs=-1, required=True)
-@_JSON
+@json_option
 @pass_ctx
 @handle_errors
 def library_remove(ctx: Ctx, username: str, refs: tuple[str, ...], as_json: bool) -> None:
@@ -138,20 +142,18 @@ def library_remove(ctx: Ctx, username: str, refs: tuple[str, ...], as_json: bool
 @library.command("list")
 @_USER
 @click.option("--tag", default=None, help="Only items with this tag.")
-@_JSON
+@json_option
 @pass_ctx
 @handle_errors
 def library_list(ctx: Ctx, username: str, tag: str | None, as_json: bool) -> None:
     """The library, newest first."""
     from paperdesk.desk import library as lib
 
-    rows = lib.items(ctx.store, username, tag)
-    if as_json:
-        emit_json(rows)
-        return
-    for r in rows:
+    def line(r: dict[str, Any]) -> str:
         marks = ("read " if r["read_at"] else "") + " ".join(f"#{t}" for t in r["tags"])
-        click.echo(f"{r['item']:<12} {r['year'] or '':<5} {r['title'][:80]}  {marks}".rstrip())
+        return f"{r['item']:<12} {r['year'] or '':<5} {r['title'][:80]}  {marks}".rstrip()
+
+    emit_rows(lib.items(ctx.store, username, tag), as_json, line)
 
 
 @library.command("tag")
@@ -160,7 +162,7 @@ def library_list(ctx: Ctx, username: str, tag: str | None, as_json: bool) -> Non
 @click.argument("tags", nargs=-1)
 @click.option("--note", default=None, help="Set the item's note ('' clears it).")
 @click.option("--read/--unread", default=None, help="Mark read or unread.")
-@_JSON
+@json_option
 @pass_ctx
 @handle_errors
 def library_tag(ctx: Ctx, username: str, ref: str, tags: tuple[str, ...], note: str | None,
@@ -176,7 +178,7 @@ def library_tag(ctx: Ctx, username: str, ref: str, tags: tuple[str, ...], note: 
 @library.command("import")
 @_USER
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@_JSON
+@json_option
 @pass_ctx
 @handle_errors
 def library_import(ctx: Ctx, username: str, file: Path, as_json: bool) -> None:
@@ -217,7 +219,7 @@ def library_export(ctx: Ctx, username: str, fmt: str, tag: str | None) -> None:
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 1000))
 @click.option("--new-only", is_flag=True, help="Leave out works shown to the user before.")
 @click.option("--mark-seen", is_flag=True, help="Record the hits as shown (for --new-only later).")
-@_JSON
+@json_option
 @pass_ctx
 @handle_errors
 def recommend(ctx: Ctx, username: str, since: str | None, until: str | None, subject: str | None,
@@ -245,7 +247,7 @@ def recommend(ctx: Ctx, username: str, since: str | None, until: str | None, sub
 @click.option("--not-relevant", "label", flag_value=-1, help="Never recommend these; rank works like them lower.")
 @click.option("--clear", "label", flag_value=0, help="Forget the ratings.")
 @click.argument("refs", nargs=-1, required=True)
-@_JSON
+@json_option
 @pass_ctx
 @handle_errors
 def feedback(ctx: Ctx, username: str, label: int | None, refs: tuple[str, ...], as_json: bool) -> None:
@@ -264,7 +266,7 @@ def feedback(ctx: Ctx, username: str, label: int | None, refs: tuple[str, ...], 
 @click.option("--author", default=None, help="An author's name or profile id (a1b2c3d4e5f).")
 @click.option("--subject", default=None, help="An arXiv subject (cs.CV, math …).")
 @click.option("--list", "listing", is_flag=True, help="List what the user follows.")
-@_JSON
+@json_option
 @pass_ctx
 @handle_errors
 def follow(ctx: Ctx, username: str, author: str | None, subject: str | None, listing: bool,
@@ -274,12 +276,10 @@ def follow(ctx: Ctx, username: str, author: str | None, subject: str | None, lis
     from paperdesk.desk.recommend import follows
 
     if listing:
-        rows = follows(ctx.store, username)
-        if as_json:
-            emit_json(rows)
-        else:
-            for r in rows:
-                click.echo(f"{r['kind']:<8} {r['label']}" + (f"  ({r['value']})" if r["value"] != r["label"] else ""))
+        emit_rows(
+            follows(ctx.store, username), as_json,
+            lambda r: f"{r['kind']:<8} {r['label']}" + (f"  ({r['value']})" if r["value"] != r["label"] else ""),
+        )
         return
     if bool(author) == bool(subject):
         raise click.UsageError("give one of --author or --subject (or --list)")
@@ -296,7 +296,7 @@ def follow(ctx: Ctx, username: str, author: str | None, subject: str | None, lis
 @_USER
 @click.option("--author", default=None)
 @click.option("--subject", default=None)
-@_JSON
+@json_option
 @pass_ctx
 @handle_errors
 def unfollow(ctx: Ctx, username: str, author: str | None, subject: str | None, as_json: bool) -> None:
@@ -321,7 +321,7 @@ def saved_search() -> None:
 @_USER
 @click.argument("name")
 @click.argument("query")
-@_JSON
+@json_option
 @pass_ctx
 @handle_errors
 def saved_add(ctx: Ctx, username: str, name: str, query: str, as_json: bool) -> None:
@@ -335,19 +335,14 @@ def saved_add(ctx: Ctx, username: str, name: str, query: str, as_json: bool) -> 
 
 @saved_search.command("list")
 @_USER
-@_JSON
+@json_option
 @pass_ctx
 @handle_errors
 def saved_list(ctx: Ctx, username: str, as_json: bool) -> None:
     """The user's saved searches."""
     from paperdesk.desk.feeds import searches
 
-    rows = searches(ctx.store, username)
-    if as_json:
-        emit_json(rows)
-        return
-    for r in rows:
-        click.echo(f"{r['name']:<24} {r['query']}")
+    emit_rows(searches(ctx.store, username), as_json, lambda r: f"{r['name']:<24} {r['query']}")
 
 
 @saved_search.command("remove")
@@ -366,7 +361,7 @@ def saved_remove(ctx: Ctx, username: str, name: str) -> None:
 @_USER
 @click.argument("name")
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 500))
-@_JSON
+@json_option
 @pass_ctx
 @handle_errors
 def saved_run(ctx: Ctx, username: str, name: str, limit: int, as_json: bool) -> None:
@@ -389,7 +384,7 @@ def feed_token() -> None:
 @feed_token.command("new")
 @_USER
 @click.option("--search", default=None, help="A saved search's feed (default: the personal feed).")
-@_JSON
+@json_option
 @pass_ctx
 @handle_errors
 def token_new(ctx: Ctx, username: str, search: str | None, as_json: bool) -> None:
@@ -407,19 +402,15 @@ def token_new(ctx: Ctx, username: str, search: str | None, as_json: bool) -> Non
 
 @feed_token.command("list")
 @_USER
-@_JSON
+@json_option
 @pass_ctx
 @handle_errors
 def token_list(ctx: Ctx, username: str, as_json: bool) -> None:
     """The user's feed tokens (ids and scopes; the tokens themselves are not kept)."""
     from paperdesk.desk.feeds import tokens
 
-    rows = tokens(ctx.store, username)
-    if as_json:
-        emit_json(rows)
-        return
-    for r in rows:
-        click.echo(f"{r['id']}  {r['scope']:<30} since {r['created_at']}")
+    emit_rows(tokens(ctx.store, username), as_json,
+              lambda r: f"{r['id']}  {r['scope']:<30} since {r['created_at']}")
 
 
 @feed_token.command("revoke")
@@ -427,7 +418,7 @@ def token_list(ctx: Ctx, username: str, as_json: bool) -> None:
 @click.argument("token_id", required=False)
 @click.option("--search", default=None, help="Revoke every token of this saved search.")
 @click.option("--all", "everything", is_flag=True, help="Revoke every token of the user.")
-@_JSON
+@json_option
 @pass_ctx
 @handle_errors
 def token_revoke(ctx: Ctx, username: str, token_id: str | None, search: str | None, everything: bool,
@@ -449,7 +440,7 @@ def token_revoke(ctx: Ctx, username: str, token_id: str | None, search: str | No
 @click.option("--since", default=None, help="First day ranked (default: the newest day).")
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 200))
 @click.option("--dry-run", is_flag=True, help="Say what would be sent; send nothing, mark nothing.")
-@_JSON
+@json_option
 @pass_ctx
 @handle_errors
 def digest(ctx: Ctx, username: str | None, since: str | None, limit: int, dry_run: bool, as_json: bool) -> None:
@@ -459,8 +450,7 @@ def digest(ctx: Ctx, username: str | None, since: str | None, limit: int, dry_ru
 
     base = settings.BASE_URL.get() or "http://127.0.0.1:8000/"
     out = send_digests(ctx.store, base_url=base, username=username, since=since, limit=limit, dry_run=dry_run)
-    if as_json:
-        emit_json(out)
-        return
-    for r in out:
-        click.echo(f"{r['user']:<20} {r['email']:<30} {r['hits']:>3} new  {'sent' if r['sent'] else 'not sent'}")
+    emit_rows(
+        out, as_json,
+        lambda r: f"{r['user']:<20} {r['email']:<30} {r['hits']:>3} new  {'sent' if r['sent'] else 'not sent'}",
+    )

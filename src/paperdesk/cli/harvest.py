@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -18,10 +20,34 @@ from paperdesk.harvest.openreview import API1_URL, API2_URL, harvest_openreview
 
 if TYPE_CHECKING:
     from paperdesk.harvest.http import PoliteClient
+    from paperdesk.ingest import OnError
+
+
+@dataclass(frozen=True)
+class _Harvest:
+    """The options every harvester shares (`_client_options`), as one argument."""
+
+    interval: float
+    timeout: float
+    retries: int
+    mailto: str | None
+    on_error: OnError
+    as_json: bool
+
+    def run(self, harvest: Callable[[PoliteClient], HarvestReport]) -> None:
+        """`harvest(client)` with a client made to these options; then print its report."""
+        from paperdesk.harvest.http import PoliteClient, Politeness, user_agent  # httpx: slow
+
+        politeness = Politeness(min_interval=self.interval, timeout=self.timeout,
+                                retries=self.retries)
+        with PoliteClient(agent=user_agent(self.mailto), politeness=politeness) as client:
+            report = harvest(client)
+        _print(report, self.as_json)
 
 
 def _client_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Options every harvester shares: politeness, retries, contact, error policy, output."""
+    """Options every harvester shares: politeness, retries, contact, error policy, output;
+    the command gets them as one `_Harvest` argument, `opts`."""
     options = [
         click.option(
             "--interval",
@@ -59,18 +85,18 @@ def _client_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option("--json", "as_json", is_flag=True, help="Print the report as JSON."),
     ]
+
+    @functools.wraps(fn)
+    def command(
+        *args: Any, interval: float, timeout: float, retries: int, mailto: str | None,
+        on_error: OnError, as_json: bool, **kwargs: Any,
+    ) -> Any:
+        opts = _Harvest(interval, timeout, retries, mailto, on_error, as_json)
+        return fn(*args, opts=opts, **kwargs)
+
     for option in reversed(options):
-        fn = option(fn)
-    return fn
-
-
-def _client(interval: float, timeout: float, retries: int, mailto: str | None) -> PoliteClient:
-    from paperdesk.harvest.http import PoliteClient, Politeness, user_agent  # httpx: slow import
-
-    return PoliteClient(
-        agent=user_agent(mailto),
-        politeness=Politeness(min_interval=interval, timeout=timeout, retries=retries),
-    )
+        command = option(command)
+    return command
 
 
 def _day(value: datetime | None) -> str | None:
@@ -142,16 +168,11 @@ def harvest_arxiv(
     until: datetime | None,
     fmt: str,
     url: str,
-    interval: float,
-    timeout: float,
-    retries: int,
-    mailto: str | None,
-    on_error: str,
-    as_json: bool,
+    opts: _Harvest,
 ) -> None:
     """Harvest arXiv over OAI-PMH ListRecords, resuming where the last run stopped."""
-    with _client(interval, timeout, retries, mailto) as client:
-        report = harvest_oai(
+    opts.run(
+        lambda client: harvest_oai(
             ctx.store,
             client,
             base_url=url,
@@ -159,9 +180,9 @@ def harvest_arxiv(
             metadata_prefix=fmt,
             from_date=_day(from_date),
             until=_day(until),
-            on_error=on_error,  # type: ignore[arg-type]
+            on_error=opts.on_error,
         )
-    _print(report, as_json)
+    )
 
 
 @harvest.command("arxiv-api")
@@ -195,18 +216,13 @@ def harvest_arxiv_api_cmd(
     sort_by: str,
     sort_order: str,
     url: str,
-    interval: float,
-    timeout: float,
-    retries: int,
-    mailto: str | None,
-    on_error: str,
-    as_json: bool,
+    opts: _Harvest,
 ) -> None:
     """Harvest the results of an arXiv API query, page by page."""
     if not query and not id_list:
         raise click.UsageError("give --query or --id-list")
-    with _client(interval, timeout, retries, mailto) as client:
-        report = harvest_arxiv_api(
+    opts.run(
+        lambda client: harvest_arxiv_api(
             ctx.store,
             client,
             query,
@@ -216,9 +232,9 @@ def harvest_arxiv_api_cmd(
             sort_by=sort_by,
             sort_order=sort_order,
             url=url,
-            on_error=on_error,  # type: ignore[arg-type]
+            on_error=opts.on_error,
         )
-    _print(report, as_json)
+    )
 
 
 @harvest.command("openreview")
@@ -239,22 +255,12 @@ def harvest_openreview_cmd(
     invitation: str | None,
     api2: str,
     api1: str,
-    interval: float,
-    timeout: float,
-    retries: int,
-    mailto: str | None,
-    on_error: str,
-    as_json: bool,
+    opts: _Harvest,
 ) -> None:
     """Harvest the papers of an OpenReview venue (API v2, falling back to v1)."""
-    with _client(interval, timeout, retries, mailto) as client:
-        report = harvest_openreview(
-            ctx.store,
-            client,
-            venue,
-            invitation=invitation,
-            api2=api2,
-            api1=api1,
-            on_error=on_error,  # type: ignore[arg-type]
+    opts.run(
+        lambda client: harvest_openreview(
+            ctx.store, client, venue, invitation=invitation, api2=api2, api1=api1,
+            on_error=opts.on_error,
         )
-    _print(report, as_json)
+    )

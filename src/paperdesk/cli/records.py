@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from paperdesk import sources
-from paperdesk.cli import Ctx, emit_json, handle_errors, main, pass_ctx
+from paperdesk.cli import Ctx, emit_json, handle_errors, json_option, main, pass_ctx
 from paperdesk.ingest import ingest_paths
 from paperdesk.model import SourceRecord
 from paperdesk.views import record_json
@@ -54,7 +54,7 @@ def ingest(
 
 
 @main.command()
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @pass_ctx
 @handle_errors
 def stats(ctx: Ctx, as_json: bool) -> None:
@@ -97,7 +97,7 @@ def _line(rec: SourceRecord | dict[str, Any]) -> str:
 @click.option("--source", default=None, help="Only records of this source (arxiv, doi, …).")
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 100_000))
 @click.option("--offset", default=0, type=click.IntRange(0))
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @pass_ctx
 @handle_errors
 def records(ctx: Ctx, source: str | None, limit: int, offset: int, as_json: bool) -> None:
@@ -115,7 +115,7 @@ def records(ctx: Ctx, source: str | None, limit: int, offset: int, as_json: bool
 @main.command()
 @click.argument("key")
 @click.option("--raw", is_flag=True, help="Include every raw payload as received.")
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @pass_ctx
 @handle_errors
 def record(ctx: Ctx, key: str, raw: bool, as_json: bool) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 import click
 import orjson
 
-from paperdesk.cli import Ctx, emit_json, emit_jsonl, handle_errors, main, pass_ctx
+from paperdesk.cli import Ctx, emit_json, emit_jsonl, handle_errors, json_option, main, pass_ctx
 from paperdesk.errors import PaperdeskError, QueryError
 from paperdesk.search.engine import MODES, Hit, SearchIndex, SearchResult
 
@@ -131,7 +131,7 @@ def search(
 @click.option("--text", "text", help="The text (an abstract, a paragraph); '-' reads stdin.")
 @click.option("--filter", "filter_query", help='Restrict results, e.g. "year:2024.. cat:cs.*".')
 @click.option("--limit", type=click.IntRange(1, 1000), default=20, show_default=True)
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @pass_ctx
 @handle_errors
 def related(ctx: Ctx, text: str | None, filter_query: str | None, limit: int, as_json: bool) -> None:
@@ -149,7 +149,7 @@ def related(ctx: Ctx, text: str | None, filter_query: str | None, limit: int, as
 @click.option("--subject", help="Only works in this subject (cat:… syntax, e.g. cs.CL or cs.*).")
 @click.option("--sort", type=click.Choice(["relevance", "date"]), default="relevance", show_default=True)
 @click.option("--limit", type=click.IntRange(1, 1000), default=20, show_default=True)
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @pass_ctx
 @handle_errors
 def similar(
@@ -168,7 +168,7 @@ def similar(
 @click.option("--no-embed", is_flag=True, help="Rebuild only the keyword index (vectors later).")
 @click.option("--incremental", is_flag=True, help="Only bring the index up to date.")
 @click.option("--embedder", help="Embedder name (default: the index's, else the default).")
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @pass_ctx
 @handle_errors
 def reindex(ctx: Ctx, no_embed: bool, incremental: bool, embedder: str | None, as_json: bool) -> None:

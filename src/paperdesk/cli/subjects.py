@@ -11,7 +11,7 @@ import click
 import orjson
 
 from paperdesk import pipeline
-from paperdesk.cli import Ctx, emit_json, emit_jsonl, handle_errors, main, pass_ctx
+from paperdesk.cli import Ctx, emit_json, emit_jsonl, handle_errors, json_option, main, pass_ctx
 
 # `subjects W12` routes to `subjects show W12`, exactly as `work W12` does.
 from paperdesk.cli.works import _WorkGroup as ShowByDefault
@@ -37,7 +37,7 @@ def subjects() -> None:
 
 @subjects.command("show")
 @click.argument("work_id")
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @pass_ctx
 @handle_errors
 def show(ctx: Ctx, work_id: str, as_json: bool) -> None:
@@ -64,7 +64,7 @@ def _line(e: dict[str, Any]) -> str:
 
 
 @subjects.command("list")
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.option("--legacy", is_flag=True, help="Also list defunct archives and legacy codes.")
 @pass_ctx
 @handle_errors
@@ -219,7 +219,7 @@ def _emit_prediction(n: int, obj: dict[str, Any] | str, pred: Any, as_json: bool
     is_flag=True,
     help="Train on the store's own records that came with arXiv subjects (--db).",
 )
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @pass_ctx
 @handle_errors
 def train_cmd(
@@ -272,7 +272,7 @@ def train_cmd(
 @main.command()
 @click.option("--all", "full", is_flag=True, help="Re-classify every record (e.g. a new model).")
 @click.option("--model", "model_path", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @pass_ctx
 @handle_errors
 def classify(ctx: Ctx, full: bool, model_path: Path | None, as_json: bool) -> None:

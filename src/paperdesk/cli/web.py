@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from paperdesk import settings
-from paperdesk.cli import Ctx, handle_errors, main, pass_ctx
+from paperdesk.cli import Ctx, emit_rows, handle_errors, json_option, main, pass_ctx
 
 
 @main.command()
@@ -85,17 +85,12 @@ def curator_add(ctx: Ctx, username: str, password_stdin: bool) -> None:
 
 
 @curator.command("list")
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @pass_ctx
 @handle_errors
 def curator_list(ctx: Ctx, as_json: bool) -> None:
     """List curator accounts."""
-    from paperdesk.cli import emit_json
     from paperdesk.store.curators import list_curators
 
-    rows = list_curators(ctx.store)
-    if as_json:
-        emit_json(rows)
-        return
-    for r in rows:
-        click.echo(f"{r['username']:<24} since {r['created_at']}")
+    emit_rows(list_curators(ctx.store), as_json,
+              lambda r: f"{r['username']:<24} since {r['created_at']}")

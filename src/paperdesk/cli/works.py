@@ -2,27 +2,30 @@
 
 from __future__ import annotations
 
-import getpass
 from typing import Any
 
 import click
 
-from paperdesk.cli import Ctx, emit_json, handle_errors, main, pass_ctx
+from paperdesk.cli import (
+    Ctx,
+    emit,
+    emit_json,
+    emit_rows,
+    handle_errors,
+    json_option,
+    main,
+    pass_ctx,
+    who_option,
+    who_or_login,
+)
 from paperdesk.resolve.works_curate import get_work, list_curations, merge_works, split_work
-
-
-def _who() -> str:
-    try:
-        return getpass.getuser()
-    except Exception:  # no user name in some containers
-        return "unknown"
 
 
 @main.command()
 @click.option("--full", is_flag=True, help="Re-cluster every record (keeps work ids).")
 @click.option("--works-only", is_flag=True, help="Skip the author stage.")
 @click.option("--no-index", is_flag=True, help="Do not bring the search index up to date.")
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @pass_ctx
 @handle_errors
 def resolve(ctx: Ctx, full: bool, works_only: bool, no_index: bool, as_json: bool) -> None:
@@ -71,7 +74,7 @@ def resolve(ctx: Ctx, full: bool, works_only: bool, no_index: bool, as_json: boo
 @click.option("--stage", "stages", multiple=True, type=click.Choice(["works", "authors", "subjects", "search"]),
               help="Run only these stages (repeatable; default: every stage, in order).")
 @click.option("--full", is_flag=True, help="Re-run works, authors and subjects over every record.")
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @pass_ctx
 @handle_errors
 def pipeline_cmd(ctx: Ctx, stages: tuple[str, ...], full: bool, as_json: bool) -> None:
@@ -90,7 +93,7 @@ def pipeline_cmd(ctx: Ctx, stages: tuple[str, ...], full: bool, as_json: bool) -
 
 
 @main.command("status")
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @pass_ctx
 @handle_errors
 def status_cmd(ctx: Ctx, as_json: bool) -> None:
@@ -125,7 +128,7 @@ def work() -> None:
 
 @work.command("show")
 @click.argument("work_id")
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @pass_ctx
 @handle_errors
 def show(ctx: Ctx, work_id: str, as_json: bool) -> None:
@@ -151,26 +154,23 @@ def show(ctx: Ctx, work_id: str, as_json: bool) -> None:
 @work.command("merge")
 @click.argument("a")
 @click.argument("b")
-@click.option("--who", default=None, help="Curator name (default: the login name).")
+@who_option
 @click.option("--note", default=None)
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @pass_ctx
 @handle_errors
 def merge(ctx: Ctx, a: str, b: str, who: str | None, note: str | None, as_json: bool) -> None:
     """Merge work B into work A (B redirects to A); kept for every later resolve."""
-    wid = merge_works(ctx.store, a, b, who=who or _who(), note=note)
-    if as_json:
-        emit_json({"work_id": wid})
-    else:
-        click.echo(f"merged {b} into {wid}")
+    wid = merge_works(ctx.store, a, b, who=who_or_login(who), note=note)
+    emit({"work_id": wid}, as_json, f"merged {b} into {wid}")
 
 
 @work.command("split")
 @click.argument("work_id")
 @click.argument("keys", nargs=-1, required=True)
-@click.option("--who", default=None, help="Curator name (default: the login name).")
+@who_option
 @click.option("--note", default=None)
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @pass_ctx
 @handle_errors
 def split(
@@ -182,22 +182,17 @@ def split(
     as_json: bool,
 ) -> None:
     """Move records KEYS out of WORK_ID into a new work; kept for every later resolve."""
-    new = split_work(ctx.store, work_id, keys, who=who or _who(), note=note)
-    if as_json:
-        emit_json({"work_id": new})
-    else:
-        click.echo(f"moved {len(keys)} record(s) to {new}")
+    new = split_work(ctx.store, work_id, keys, who=who_or_login(who), note=note)
+    emit({"work_id": new}, as_json, f"moved {len(keys)} record(s) to {new}")
 
 
 @work.command("curations")
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @pass_ctx
 @handle_errors
 def curations(ctx: Ctx, as_json: bool) -> None:
     """The log of work merges and splits (who, when, which records)."""
-    rows = list_curations(ctx.store)
-    if as_json:
-        emit_json(rows)
-        return
-    for c in rows:
-        click.echo(f"#{c['id']} {c['at']} {c['who']}: {c['action']} {c['work_a']} {c['work_b']}")
+    emit_rows(
+        list_curations(ctx.store), as_json,
+        lambda c: f"#{c['id']} {c['at']} {c['who']}: {c['action']} {c['work_a']} {c['work_b']}",
+    )
