@@ -20,6 +20,7 @@ from lxml import etree
 
 from paperdesk.errors import ParseError
 from paperdesk.model import Author, SourceRecord
+from paperdesk.normalize.ids import split_arxiv_id
 from paperdesk.sources._jsonio import read_json
 
 ABS_URL = "https://arxiv.org/abs/"
@@ -193,6 +194,15 @@ def opt_str(d: dict[str, Any], key: str) -> str | None:
     if type(v) is str:
         return v
     raise TypeError(f"{key!r} should be a string, not {type(v).__name__}")
+
+
+def json_arxiv_id(d: dict[str, Any]) -> tuple[str, str | None]:
+    """`(id, "vN" or None)` of a JSON-lines record's `id`; ParseError when it holds no
+    arXiv id."""
+    parts = split_arxiv_id(opt_str(d, "id"))
+    if parts is None:
+        raise ParseError(f"no arXiv id (id={str(d.get('id'))[:80]!r})")
+    return parts
 
 
 # -- XML (OAI-PMH and Atom) ------------------------------------------------------------

@@ -20,9 +20,9 @@ from typing import Any, BinaryIO
 
 from paperdesk.errors import ParseError
 from paperdesk.model import Author, SourceRecord, Version
-from paperdesk.normalize.ids import split_arxiv_id
 from paperdesk.sources._arxiv_common import (
     first_json_object,
+    json_arxiv_id,
     new_record,
     opt_str,
     parse_json_lines,
@@ -52,10 +52,7 @@ def parse(stream: BinaryIO, origin: str) -> Iterator[SourceRecord | ParseError]:
 
 
 def _record(d: dict[str, Any], raw: bytes) -> SourceRecord:
-    parts = split_arxiv_id(opt_str(d, "id"))
-    if parts is None:
-        raise ParseError(f"no arXiv id (id={str(d.get('id'))[:80]!r})")
-    aid, latest = parts
+    aid, latest = json_arxiv_id(d)
     rec = new_record(
         aid,
         raw,

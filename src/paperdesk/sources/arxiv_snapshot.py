@@ -22,10 +22,10 @@ from typing import Any, BinaryIO
 
 from paperdesk.errors import ParseError
 from paperdesk.model import Author, SourceRecord, Version
-from paperdesk.normalize.ids import split_arxiv_id
 from paperdesk.sources._arxiv_common import (
     ABS_URL,
     first_json_object,
+    json_arxiv_id,
     opt_str,
     parse_json_lines,
     rfc2822_to_iso,
@@ -52,10 +52,7 @@ def parse(stream: BinaryIO, origin: str) -> Iterator[SourceRecord | ParseError]:
 
 
 def _record(d: dict[str, Any], raw: bytes) -> SourceRecord:
-    parts = split_arxiv_id(opt_str(d, "id"))
-    if parts is None:
-        raise ParseError(f"no arXiv id (id={str(d.get('id'))[:80]!r})")
-    aid = parts[0]
+    aid = json_arxiv_id(d)[0]
     versions = []
     for v in d.get("versions") or ():
         label = v.get("version")
