@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import io
+import itertools
 import lzma
 import os
 import shutil
@@ -11,7 +12,7 @@ import tarfile
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import pytest
 
@@ -111,6 +112,12 @@ def open_feed(mode: str = "rb") -> IO:
     """`feed_file()` opened for reading, as bytes (`rb`) or UTF-8 text (`rt`)."""
     fh = feed_file().open("rb")
     return fh if mode == "rb" else io.TextIOWrapper(fh, encoding="utf-8")
+
+
+def feed_head(n: int) -> bytes:
+    """The feed's (`feed_file()`) first `n` lines."""
+    with open_feed() as fh:
+        return b"".join(itertools.islice(fh, n))
 
 
 @pytest.fixture(scope="session")
@@ -237,3 +244,26 @@ def replay() -> Iterator[ReplayServer]:
     """A loopback HTTP server replaying recorded exchanges (see tests/replay_server.py)."""
     with replay_server() as srv:
         yield srv
+
+
+# -- browser tests (marked `browser`): Debian's Chromium driven by Playwright ---------------
+CHROMIUM = os.environ.get("PAPERDESK_CHROMIUM", "/usr/bin/chromium")
+ARTIFACTS = ROOT / "test-artifacts"  # their screenshots
+
+
+def need_chromium() -> None:
+    """Skip the calling test (or fixture) where there is no Chromium to drive."""
+    if not shutil.which(CHROMIUM):
+        pytest.skip(f"no Chromium at {CHROMIUM}: `apt-get install chromium` (.ci/run does)")
+
+
+@pytest.fixture(scope="module")
+def page(site: object) -> Iterator[Any]:
+    """A headless Chromium page (`loopback.chromium_page`) for a browser test module, once
+    the module's own `site` fixture serves."""
+    pytest.importorskip("playwright.sync_api")
+    from loopback import chromium_page
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    with chromium_page(CHROMIUM) as pg:
+        yield pg

@@ -127,17 +127,14 @@ def build_store(tmp: Path, records: list[dict[str, Any]] | None = None, *,
 def feed_store(tmp: Path, lines: int = 300, db: str | None = None) -> Path | str:
     """A resolved, keyword-indexed store of the committed feed's first `lines` lines (the
     desk's HTTP, feed and browser tests): `tmp/p.db`, or the store `db` names (a URL)."""
-    from itertools import islice
-
-    from conftest import open_feed
+    from conftest import feed_head
     from paperdesk.ingest import ingest_paths
     from paperdesk.resolve.works_run import resolve_works
     from paperdesk.search.indexer import update_index
     from paperdesk.store import open_store
 
     feed = tmp / "feed.jsonl"
-    with open_feed() as f:
-        feed.write_bytes(b"".join(islice(f, lines)))
+    feed.write_bytes(feed_head(lines))
     target: Path | str = db or tmp / "p.db"
     with open_store(target) as store:
         ingest_paths(store, [feed], workers=0)

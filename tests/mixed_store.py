@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import ROOT
+from conftest import DATA
 
-DATA = ROOT / "tests" / "data"
 FILES = [
     DATA / "generic" / "digest.jsonl",
     DATA / "generic" / "mylist.jsonl",

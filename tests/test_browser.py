@@ -5,38 +5,30 @@ abstract that must not execute. Screenshots go to test-artifacts/."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from collections.abc import Iterator
 
 import pytest
 
-from conftest import ROOT, open_feed
-from loopback import chromium_page, serve
-from loopback import free_port as _free_port  # noqa: F401 - test_browser_firstpage imports it
+from conftest import ARTIFACTS, feed_head, need_chromium
+from loopback import serve
 from paperdesk.ingest import ingest_paths
 from paperdesk.resolve.authors import resolve_authors
 from paperdesk.resolve.works_run import resolve_works
 from paperdesk.search.indexer import update_index
 from paperdesk.store import open_store
 
-CHROMIUM = os.environ.get("PAPERDESK_CHROMIUM", "/usr/bin/chromium")
-ARTIFACTS = ROOT / "test-artifacts"
-
 pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    if not shutil.which(CHROMIUM):
-        pytest.skip(f"no Chromium at {CHROMIUM}: `apt-get install chromium` (.ci/run does)")
+    need_chromium()
     pytest.importorskip("uvicorn")
     from paperdesk.web.app import create_app
 
     tmp = tmp_path_factory.mktemp("site")
     feed = tmp / "feed.jsonl"
-    with open_feed() as f:
-        feed.write_bytes(b"".join(line for _, line in zip(range(400), f, strict=False)))
+    feed.write_bytes(feed_head(400))
     hostile = tmp / "hostile.jsonl"
     hostile.write_text(json.dumps({
         "source": "evil", "id": "1",
@@ -53,14 +45,6 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         update_index(store)
     with serve(create_app(db)) as base:
         yield base
-
-
-@pytest.fixture(scope="module")
-def page(site: str) -> Iterator[object]:
-    pytest.importorskip("playwright.sync_api")
-    ARTIFACTS.mkdir(exist_ok=True)
-    with chromium_page(CHROMIUM) as pg:
-        yield pg
 
 
 def test_daily_navigation_and_paper(site: str, page: object) -> None:

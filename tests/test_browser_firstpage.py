@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -18,22 +17,19 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ARTIFACTS, CHROMIUM, need_chromium
+from loopback import free_port
 from mixed_store import ingest_mixed
-from test_browser import CHROMIUM, _free_port
-
-ARTIFACTS = ROOT / "test-artifacts"
 
 pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    if not shutil.which(CHROMIUM):
-        pytest.skip(f"no Chromium at {CHROMIUM}: `apt-get install chromium` (.ci/run does)")
+    need_chromium()
     db = Path(tmp_path_factory.mktemp("firstpage")) / "p.db"
     ingest_mixed(db)
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "paperdesk", "--db", str(db), "serve", "--port", str(port),
          "--background-stages"],

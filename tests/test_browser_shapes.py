@@ -8,7 +8,6 @@ to test-artifacts/shapes-*.png."""
 
 from __future__ import annotations
 
-import shutil
 from collections import deque
 from collections.abc import Iterator
 from typing import Any
@@ -16,11 +15,10 @@ from typing import Any
 import pytest
 
 import shapes_store
-import test_browser
+from conftest import ARTIFACTS, need_chromium
 from loopback import serve
 from paperdesk import catalog
 from paperdesk.store import open_store
-from test_browser import ARTIFACTS, CHROMIUM
 from test_export import cite_with_citeproc, parse_bib, parse_ris
 
 pytestmark = pytest.mark.browser
@@ -41,8 +39,7 @@ SKIP = ("/static", "/login", "/logout", "/openapi", ".json", ".atom", ".rss", "/
 
 @pytest.fixture(scope="module")
 def site() -> Iterator[tuple[str, dict[str, list[str]]]]:
-    if not shutil.which(CHROMIUM):
-        pytest.skip(f"no Chromium at {CHROMIUM}: `apt-get install chromium` (.ci/run does)")
+    need_chromium()
     pytest.importorskip("uvicorn")
     from paperdesk.web.app import WebSettings, create_app
 
@@ -54,10 +51,6 @@ def site() -> Iterator[tuple[str, dict[str, list[str]]]]:
             shapes.setdefault(fmt, []).append(f"W{wid}")
     with serve(create_app(db, WebSettings(expensive_per_minute=1_000_000))) as base:
         yield base, shapes
-
-
-# the same headless Chromium as tests/test_browser.py (its `page` fixture, on this `site`)
-page = test_browser.page
 
 
 def visit(pg: Any, url: str) -> dict[str, Any]:

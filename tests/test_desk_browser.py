@@ -4,8 +4,6 @@ feed (validated as Atom) — the path issue 20's "done" names."""
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,12 +11,10 @@ from typing import Any
 import httpx
 import pytest
 
-from conftest import ROOT
+from conftest import ARTIFACTS, CHROMIUM, need_chromium
 from loopback import chromium_page, feed_store, serve
 from test_desk_web import _check_atom
 
-CHROMIUM = os.environ.get("PAPERDESK_CHROMIUM", "/usr/bin/chromium")
-ARTIFACTS = ROOT / "test-artifacts"
 PASSWORD = "correct horse battery"
 BIB = """@misc{park2025, title = {Simulation of prosthetic vision with PRIMA system},
   author = {Park, Jungyeon and Goldstein, Anna Kochnev}, eprint = {2503.11677}, archivePrefix = {arXiv}}
@@ -31,8 +27,7 @@ pytestmark = pytest.mark.browser
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    if not shutil.which(CHROMIUM):
-        pytest.skip(f"no Chromium at {CHROMIUM}: `apt-get install chromium` (.ci/run does)")
+    need_chromium()
     pytest.importorskip("playwright.sync_api")
     from paperdesk.web.app import WebSettings, create_app
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conftest import open_feed, shared_file
+from conftest import feed_head, shared_file
 from paperdesk.errors import StoreError
 from paperdesk.ingest import ingest_paths
 from paperdesk.store import open_store
@@ -26,10 +26,8 @@ N = 4000
 @pytest.fixture(scope="module")
 def feed_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("feed") / "feed.jsonl.gz"
-    with open_feed() as f:
-        lines = [line for _, line in zip(range(N), f, strict=False)]
     with gzip.open(out, "wb") as w:
-        w.writelines(lines)
+        w.write(feed_head(N))
     return out
 
 
@@ -82,28 +80,42 @@ def test_sigkill_mid_ingest_then_resume(
     if bulk:
         env["PAPERDESK_INGEST_PARALLEL_MIN"] = "0"
     cmd = [sys.executable, "-m", "paperdesk", "--db", str(db), "ingest", str(feed_file)]
-    proc = subprocess.Popen(cmd, env=env)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and proc.poll() is None:
-        if db.exists():
-            try:
-                con = sqlite3.connect(db, timeout=0.1)
-                n = con.execute("SELECT COUNT(*) FROM payloads").fetchone()[0]
-                con.close()
-            except sqlite3.Error:
-                n = 0
-            if n >= kill_after_batches * 250:
-                break
-        time.sleep(0.005)
-    killed = proc.poll() is None
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    assert killed, "the ingest finished before it could be killed: make the input larger"
+    kill_mid_ingest(cmd, env, lambda: sqlite_payloads(db), kill_after_batches)
 
     keys, payloads = snapshot(db)  # consistent right after the kill
     resume_after_kill(feed_file, payloads, cmd, env)
     assert snapshot(db) == want  # same records and payloads as one clean run, no duplicates
     assert journal_mode(db) == "wal"
+
+
+def sqlite_payloads(db: Path) -> int:
+    """Payloads committed in the SQLite store `db` so far (0 while it cannot be read)."""
+    if not db.exists():
+        return 0
+    try:
+        con = sqlite3.connect(db, timeout=0.1)
+        n = int(con.execute("SELECT COUNT(*) FROM payloads").fetchone()[0])
+        con.close()
+    except sqlite3.Error:
+        return 0
+    return n
+
+
+def kill_mid_ingest(
+    cmd: list[str], env: dict[str, str], payloads: Callable[[], int], batches: int
+) -> None:
+    """Run the ingest `cmd` and SIGKILL it once `payloads()` counts `batches` batches of
+    250 committed (or after 60 s); it must still have been running then."""
+    proc = subprocess.Popen(cmd, env=env)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if payloads() >= batches * 250:
+            break
+        time.sleep(0.005)
+    killed = proc.poll() is None
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert killed, "the ingest finished before it could be killed: make the input larger"
 
 
 def resume_after_kill(feed_file: Path, payloads: int, cmd: list[str], env: dict[str, str]) -> None:
@@ -200,18 +212,11 @@ def test_sigkill_mid_ingest_then_resume_on_postgresql(
         env["PAPERDESK_INGEST_PARALLEL_MIN"] = "0"
     cmd = [sys.executable, "-m", "paperdesk", "--db", pg_url, "ingest", str(feed_file)]
     open_store(pg_url).close()  # the schema, so that the count below can be asked at once
-    proc = subprocess.Popen(cmd, env=env)
-    deadline = time.monotonic() + 60
     with open_store(pg_url) as store:
-        while time.monotonic() < deadline and proc.poll() is None:
-            n = store.conn.execute("SELECT COUNT(*) FROM payloads").fetchone()[0]
-            if n >= kill_after_batches * 250:
-                break
-            time.sleep(0.005)
-    killed = proc.poll() is None
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    assert killed, "the ingest finished before it could be killed: make the input larger"
+        kill_mid_ingest(
+            cmd, env, lambda: store.conn.execute("SELECT COUNT(*) FROM payloads").fetchone()[0],
+            kill_after_batches,
+        )
 
     keys, payloads = pg_snapshot(pg_url)
     resume_after_kill(feed_file, payloads, cmd, env)

@@ -16,13 +16,14 @@ import io
 import os
 import time
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import shared_file
-from paperdesk import normalize
+import fuzzing
+from conftest import feed_head, shared_file
 from paperdesk.errors import ParseError
 from paperdesk.model import SourceRecord
 from paperdesk.sources import arxiv_abs, arxiv_atom, arxiv_feed, arxiv_oai, arxiv_snapshot
@@ -34,7 +35,6 @@ from test_sources_arxiv import (
     arxiv_raw_record,
     atom_body,
     envelope,
-    feed_head,
     oai_body,
     snapshot_sample,
 )
@@ -87,38 +87,10 @@ JSON_SNIPPETS = [
 ]
 
 
-@st.composite
-def mutated(draw: st.DrawFn, seeds: list[bytes], snippets: list[bytes]) -> bytes:
-    data = bytearray(draw(st.sampled_from(seeds)))
-    for _ in range(draw(st.integers(1, 4))):
-        if not data:
-            break
-        op = draw(st.integers(0, 5))
-        i = draw(st.integers(0, len(data) - 1))
-        if op == 0:
-            data[i] = draw(st.integers(0, 255))
-        elif op == 1:
-            del data[i : i + draw(st.integers(1, 64))]
-        elif op == 2:
-            data[i:i] = draw(st.binary(min_size=1, max_size=16))
-        elif op == 3:
-            del data[i:]
-        elif op == 4:
-            j = min(len(data), i + draw(st.integers(1, 200)))
-            data[i:i] = data[i:j]
-        else:  # a format-aware hostile snippet, at a random place or replacing a value
-            snippet = draw(st.sampled_from(snippets))
-            if snippets is JSON_SNIPPETS:
-                j = data.find(b":", i)
-                if j != -1:
-                    end = min(
-                        [x for x in (data.find(b",", j), data.find(b"}", j)) if x != -1]
-                        or [len(data)]
-                    )
-                    data[j + 1 : end] = snippet
-                    continue
-            data[i:i] = snippet
-    return bytes(data)
+def mutated(seeds: list[bytes], snippets: list[bytes]) -> st.SearchStrategy[bytes]:
+    """Byte-level mutations of `seeds`, with `snippets` spliced in (JSON ones in place of
+    a value)."""
+    return fuzzing.mutated(seeds, snippets, json_values=snippets is JSON_SNIPPETS)
 
 
 def _oai_seeds() -> list[bytes]:
@@ -163,24 +135,14 @@ PARSERS: dict[str, tuple[object, Callable[[], list[bytes]], list[bytes]]] = {
 }
 
 
-def _check(parser: object, data: bytes, origin: str) -> None:
-    try:
-        out = list(parser.parse(io.BytesIO(data), origin))  # type: ignore[attr-defined]
-    except ParseError as exc:
-        assert exc.origin == origin
-        return
-    for item in out:
-        assert isinstance(item, SourceRecord | ParseError), type(item)
-        if isinstance(item, ParseError):
-            assert item.origin == origin and (item.record_no is None or item.record_no >= 1)
-            continue
+def _check(parser: Any, data: bytes, origin: str) -> None:
+    def arxiv_record(item: SourceRecord) -> None:
         assert item.source == "arxiv" and item.source_id == item.arxiv_id
-        assert item.raw_format == parser.NAME and isinstance(item.raw, bytes)  # type: ignore[attr-defined]
+        assert item.raw_format == parser.NAME and isinstance(item.raw, bytes)
         assert all(isinstance(v.version, str) for v in item.versions)
-        try:
-            normalize.finish(item)
-        except ParseError:
-            pass
+
+    refused = fuzzing.check_parse(parser, data, origin, arxiv_record)
+    assert refused is None or refused.origin == origin
 
 
 @pytest.mark.parametrize("name", sorted(PARSERS))

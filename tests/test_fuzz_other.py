@@ -13,16 +13,16 @@ import io
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import fuzzing
 from cassettes import bodies
-from conftest import ROOT, SHARED, committed_file
-from paperdesk import normalize
-from paperdesk.errors import ParseError
+from conftest import DATA, SHARED, committed_file
 from paperdesk.model import SourceRecord
 from paperdesk.sources import (
     bibtex,
@@ -34,7 +34,6 @@ from paperdesk.sources import (
     semanticscholar,
 )
 
-DATA = ROOT / "tests" / "data"
 EXAMPLES = 25
 SETTINGS = settings(
     max_examples=EXAMPLES,
@@ -150,34 +149,9 @@ HOSTILE_JSON = [
 ]  # fmt: skip
 
 
-@st.composite
-def mutated(draw: st.DrawFn, seeds: list[bytes]) -> bytes:
-    data = bytearray(draw(st.sampled_from(seeds)))
-    for _ in range(draw(st.integers(1, 4))):
-        if not data:
-            break
-        op = draw(st.integers(0, 5))
-        i = draw(st.integers(0, len(data) - 1))
-        if op == 0:  # flip a byte
-            data[i] = draw(st.integers(0, 255))
-        elif op == 1:  # delete a span
-            del data[i : i + draw(st.integers(1, 64))]
-        elif op == 2:  # insert random bytes
-            data[i:i] = draw(st.binary(min_size=1, max_size=16))
-        elif op == 3:  # truncate
-            del data[i:]
-        elif op == 4:  # duplicate a span (repeated keys, nested copies)
-            j = min(len(data), i + draw(st.integers(1, 200)))
-            data[i:i] = data[i:j]
-        else:  # replace a JSON-ish value with a hostile one
-            j = data.find(b":", i)
-            if j != -1:
-                k = j + 1
-                end = min(
-                    [x for x in (data.find(b",", k), data.find(b"}", k)) if x != -1] or [len(data)]
-                )
-                data[k:end] = draw(st.sampled_from(HOSTILE_JSON))
-    return bytes(data)
+def mutated(seeds: list[bytes]) -> st.SearchStrategy[bytes]:
+    """Byte-level mutations of `seeds`, and JSON-ish values replaced by hostile ones."""
+    return fuzzing.mutated(seeds, HOSTILE_JSON, json_values=True, insert_snippets=False)
 
 
 JSON_VALUES = st.recursive(
@@ -232,22 +206,12 @@ def json_mutated(draw: st.DrawFn, seeds: list[bytes]) -> bytes:
     return json.dumps(docs[0]).encode()
 
 
-def _check(parser: object, data: bytes, origin: str) -> None:
-    try:
-        out = list(parser.parse(io.BytesIO(data), origin))  # type: ignore[attr-defined]
-    except ParseError:
-        return
-    for item in out:
-        assert isinstance(item, SourceRecord | ParseError), type(item)
-        if isinstance(item, ParseError):
-            assert item.origin == origin and (item.record_no is None or item.record_no >= 1)
-            continue
-        assert item.source and item.source_id and item.raw_format == parser.NAME  # type: ignore[attr-defined]
+def _check(parser: Any, data: bytes, origin: str) -> None:
+    def any_record(item: SourceRecord) -> None:
+        assert item.source and item.source_id and item.raw_format == parser.NAME
         assert isinstance(item.raw, bytes)
-        try:
-            normalize.finish(item)
-        except ParseError:
-            pass
+
+    fuzzing.check_parse(parser, data, origin, any_record)
 
 
 @pytest.mark.parametrize("name", sorted(PARSERS))

@@ -5,27 +5,21 @@ daily and author pages, even for links stored before ingest checked them (#18 it
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import ROOT
-from loopback import HOSTILE_LINKS, build_store, chromium_page, serve
-
-CHROMIUM = os.environ.get("PAPERDESK_CHROMIUM", "/usr/bin/chromium")
-ARTIFACTS = ROOT / "test-artifacts"
+from conftest import ARTIFACTS, need_chromium
+from loopback import HOSTILE_LINKS, build_store, serve
 
 pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    if not shutil.which(CHROMIUM):
-        pytest.skip(f"no Chromium at {CHROMIUM}: `apt-get install chromium` (.ci/run does)")
+    need_chromium()
     pytest.importorskip("uvicorn")
     from paperdesk.web.app import create_app
 
@@ -34,14 +28,6 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     db = build_store(Path(tmp_path_factory.mktemp("hostile")), legacy_links=True)
     with serve(create_app(db)) as base:
         yield base
-
-
-@pytest.fixture(scope="module")
-def page(site: str) -> Iterator[Any]:
-    pytest.importorskip("playwright.sync_api")
-    ARTIFACTS.mkdir(exist_ok=True)
-    with chromium_page(CHROMIUM) as pg:
-        yield pg
 
 
 def _work_of(pg: Any, site: str, title_part: str) -> str:

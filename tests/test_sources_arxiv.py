@@ -12,7 +12,6 @@ snapshot (Kaggle's JSON-lines shape filled from real `.abs` files).
 from __future__ import annotations
 
 import io
-import itertools
 import json
 import re
 from datetime import datetime
@@ -25,7 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
-from conftest import open_feed, shared_file
+from conftest import feed_head, open_feed, shared_file
 from paperdesk import normalize
 from paperdesk.errors import ParseError, UnknownFormatError
 from paperdesk.model import SourceRecord
@@ -721,11 +720,6 @@ def test_snapshot_bad_lines_are_numbered() -> None:
 
 
 # -- daily feed ---------------------------------------------------------------------------------
-
-
-def feed_head(n: int) -> bytes:
-    with open_feed() as fh:
-        return b"".join(itertools.islice(fh, n))
 
 
 def test_feed_first_2000_lines() -> None:

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from cassettes import bodies, exchanges
-from conftest import ROOT, feed_file, shared_file
+from conftest import DATA, feed_file, shared_file
 from paperdesk import normalize, sources
 from paperdesk.errors import ParseError, UnknownFormatError
 from paperdesk.model import SourceRecord
@@ -35,7 +35,6 @@ from paperdesk.sources import (
     semanticscholar,
 )
 
-DATA = ROOT / "tests" / "data"
 MINE = {
     "openreview",
     "papercopilot",

@@ -11,7 +11,7 @@ import pytest
 from lxml import etree
 from starlette.testclient import TestClient
 
-from conftest import BACKENDS, PGSchemas, open_feed, shared_file
+from conftest import BACKENDS, PGSchemas, feed_head, shared_file
 from paperdesk.ingest import ingest_paths
 from paperdesk.resolve.authors import resolve_authors
 from paperdesk.resolve.works_run import resolve_works
@@ -30,8 +30,7 @@ def client(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     then on PostgreSQL (every test below runs on both)."""
     tmp = tmp_path_factory.mktemp("web")
     feed = tmp / "feed.jsonl"
-    with open_feed() as f:
-        feed.write_bytes(b"".join(line for _, line in zip(range(600), f, strict=False)))
+    feed.write_bytes(feed_head(600))
     hostile = tmp / "hostile.jsonl"
     hostile.write_text(json.dumps({
         "source": "evil", "id": "1", "title": HOSTILE_TITLE, "abstract": HOSTILE_ABSTRACT,
@@ -55,8 +54,7 @@ def client(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
 
 
 def feed_days(n: int = 600) -> list[str]:
-    with open_feed("rt") as f:
-        return sorted({json.loads(line)["feed_date"] for _, line in zip(range(n), f, strict=False)})
+    return sorted({json.loads(line)["feed_date"] for line in feed_head(n).splitlines()})
 
 
 def test_daily_page_and_twin(client: TestClient) -> None:
