@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from paperdesk.desk import library as lib  # noqa: E402
 from paperdesk.desk.recommend import recommend  # noqa: E402
 from paperdesk.store import curators, open_store  # noqa: E402
-from paperdesk.store.sqlite import decode_record  # noqa: E402
+from paperdesk.store.codec import decode_record  # noqa: E402
 
 USER = "bench-desk"
 

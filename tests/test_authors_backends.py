@@ -23,8 +23,8 @@ from paperdesk.resolve.authors_curate import merge_authors, split_author
 from paperdesk.resolve.authors_profiles import find_authors, profile, search_authors
 from paperdesk.store import open_store
 from paperdesk.store.base import Store
+from paperdesk.store.rows import unpack_ids
 from paperdesk.store.sql import authors_tables as tables
-from paperdesk.store.sqlite import unpack_ids
 
 
 def _current(base: str, cols: str) -> str:

@@ -67,7 +67,7 @@ def _levine(store: SQLiteStore) -> tuple[list[str], list[str]]:
     """(his works that appeared before SINCE, those that appeared SINCE..UNTIL)."""
     before, during = [], []
     for row in store.desk.candidates("2000-01-01", "2099-12-31"):
-        from paperdesk.store.sqlite import decode_record
+        from paperdesk.store.codec import decode_record
 
         rec = decode_record(row.data)
         if any((a.display or a.name) == "Sergey Levine" for a in rec.authors) and row.work_id:

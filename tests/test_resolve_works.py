@@ -353,7 +353,7 @@ def test_stored_rows_featurise_as_their_full_records(store: SQLiteStore) -> None
 
     from paperdesk.resolve.works import make_docs
     from paperdesk.resolve.works_match import RecordLite
-    from paperdesk.store.sqlite import decode_record
+    from paperdesk.store.codec import decode_record
 
     f = feed({"2503.19551", "2503.19168", "2503.11692"})
     o = openreview({"UmUXPXHtdl"})

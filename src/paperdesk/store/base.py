@@ -1,6 +1,6 @@
 """The store interface: what the stages, the CLI and the web layer may rely on.
 
-Every backend implements `Store` (SQLite in `store/sqlite/`; PostgreSQL next, issue 17).
+Every backend implements `Store` (SQLite in `store/sqlite/`, PostgreSQL in `store/postgres/`).
 A store has one writer and hands out repositories, one per aggregate; they take and
 return plain values and the dataclasses below, never connections or cursors. Writes
 happen inside `store.transaction()` (explicit, one per batch, nested use joins the outer
