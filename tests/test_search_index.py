@@ -303,6 +303,32 @@ def test_cli(built, tmp_path: Path, feed) -> None:
     assert json.loads(r.output)["hits"][0]["keys"] == [f"arxiv:{feed[5]['id']}"]
 
 
+def test_cli_queries_never_rebuild_the_ann_file(tmp_path: Path, feed) -> None:
+    """While the indexer is still embedding, the HNSW file holds fewer vectors than the
+    store: a CLI query reads the file as saved (as the web does) instead of rebuilding
+    and rewriting it under the indexer (40 s for one search on the 102k feed)."""
+    from paperdesk.search.vectors import VectorIndex
+
+    store = open_store(tmp_path / "mid.db")
+    _ingest(store, tmp_path, _feed_lines()[:80], "a.jsonl")
+    update_index(store, show_progress=False)
+    ann = SearchIndex(store).path / "vectors.usearch"
+    v = VectorIndex(ann, 384)
+    v.remove(store.search.all_docnos()[:30])  # as saved by an indexer part-way through
+    v.save()
+    stamp = ann.stat().st_mtime_ns, ann.stat().st_size
+    db = ["--db", store.path]
+    r = CliRunner().invoke(main, [*db, "search", "robot grasping", "--json", "--limit", "3"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["hits"]
+    key = f"arxiv:{feed[40]['id']}"
+    r = CliRunner().invoke(main, [*db, "similar", key, "--limit", "2", "--json"])
+    assert r.exit_code == 0, r.output
+    assert (ann.stat().st_mtime_ns, ann.stat().st_size) == stamp
+    assert len(VectorIndex(ann, 384)) == 50
+    store.close()
+
+
 def test_results_are_works_after_resolve(tmp_path: Path) -> None:
     """After resolve, documents are works (`W<n>` with their record keys); the records'
     own documents from before are removed, and their vectors are reused by text hash."""
