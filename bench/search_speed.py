@@ -332,8 +332,8 @@ def scale(args: argparse.Namespace) -> None:
     if args.part in ("all", "keyword"):
         scale_keyword(big, docs, n, args.resume_from)
     if args.part == "recall":  # the saved HNSW file, not rebuilt
-        vi = VectorIndex(big / "vectors.usearch", 384, view=True)
-        ann_recall(vi, scale_vectors(store, docs, n), args)
+        vecs = scale_vectors(store, docs, n)
+        ann_recall(VectorIndex(big / "vectors.usearch", vecs.shape[1], view=True), vecs, args)
     elif args.part in ("all", "vectors"):
         scale_hnsw(big, scale_vectors(store, docs, n), args)
     store.close()
