@@ -28,6 +28,7 @@ from paperdesk.progress import progress
 from paperdesk.search.document import SearchDoc, doc_from_records, index_text
 from paperdesk.search.embed import content_hash, doc_text
 from paperdesk.search.engine import SearchIndex, index_dir
+from paperdesk.search.vectors import VectorIndex
 from paperdesk.store.base import Store
 
 CHECKPOINT = "search.seq"
@@ -134,14 +135,25 @@ def _missing_vectors(ix: SearchIndex) -> list[int]:
     return [d for d in ix.store.search.all_docnos() if d not in have]
 
 
+def _sync_ann(ix: SearchIndex) -> VectorIndex:
+    """The HNSW file made to hold every stored vector: rebuilt from them when it is missing
+    or stale (a run that died between saving vectors and saving the file). Only the indexer
+    does this; readers and queries use the file as saved."""
+    vec = ix.vectors
+    stored = ix.store.search.count_vectors(ix.embedder_name)
+    if len(vec) != stored:
+        vec.clear()
+        for keys, mat in ix.store.search.iter_vectors(ix.embedder_name):
+            vec.add(keys, mat)
+        vec.save()
+    return vec
+
+
 def _embed(ix: SearchIndex, report: IndexReport, show: bool) -> None:
+    vec = _sync_ann(ix)
     missing = _missing_vectors(ix)
     if not missing:
-        # The HNSW file holds every stored vector (rebuilt from them when it is missing or
-        # stale): the web server only reads it, it never rebuilds it.
-        ix.vectors  # noqa: B018
         return
-    vec = ix.vectors
     repo = ix.store.search
     name = ix.embedder_name
     with _bar(show, total=len(missing), desc="embedding", unit="work") as bar:
