@@ -205,8 +205,8 @@ def test_parallel_workers_on_an_uncompressed_file(
 
 def test_bulk_write_starts_a_large_wal_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A bulk ingest truncates the WAL between transactions once it is large, instead of
-    letting it grow as large as the database (its background checkpoints cannot restart it).
-    Into a store that holds records already (the workers then look payloads up)."""
+    letting it grow as large as the database (its own checkpoints do not restart it while
+    anything pins old frames). Into a store that holds records already (the workers then look payloads up)."""
     import paperdesk.store.sqlite.store as sq
 
     src = write_gz(tmp_path / "feed.jsonl.gz", feed_lines(1500))

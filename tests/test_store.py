@@ -357,30 +357,6 @@ def test_data_round_trips_any_field_values(
 
 
 
-def test_checkpoint_aside_copies_the_wal_while_the_caller_reads(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """`checkpoint_aside` copies the committed WAL frames into the database file from
-    another process while this connection keeps reading, and has finished on leaving the
-    block: the file then holds the rows without this connection checkpointing."""
-    import paperdesk.store.sqlite.store as sq
-
-    monkeypatch.setattr(sq, "CHECKPOINT_ASIDE_BYTES", 1)
-    path = tmp_path / "c.db"
-    store = open_store(path)
-    store.conn.execute("PRAGMA wal_autocheckpoint=0")
-    store.conn.execute("CREATE TABLE t (x BLOB)")
-    store.conn.executemany("INSERT INTO t VALUES (?)", ((bytes(4000),) for _ in range(500)))
-    before = path.stat().st_size
-    with store.checkpoint_aside():
-        assert store.conn.execute("SELECT COUNT(*) FROM t").fetchone()[0] == 500
-    assert path.stat().st_size > before + 500 * 4000
-    copy = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)  # the file alone
-    assert copy.execute("SELECT COUNT(*) FROM t").fetchone()[0] == 500
-    copy.close()
-    store.close()
-
-
 # -- the store interface (store/base.py, docs/architecture.md) ----------------------------
 SRC = Path(__file__).resolve().parent.parent / "src" / "paperdesk"
 STAGES = ("ingest", "ingest_pool", "resolve", "subjects", "search", "harvest", "cli", "web",

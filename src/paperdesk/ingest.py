@@ -367,10 +367,7 @@ def ingest_file(
         else:
             batches = _serial_batches(store, parser.parse(stream, origin), origin, batch_size)
         group = _WriteGroup(store, settings.INGEST_TX_BATCHES.get())
-        with (
-            progress(total=size, desc=path.name[:30], unit="B", unit_scale=True) as bar,
-            store.background_checkpoints(),
-        ):
+        with progress(total=size, desc=path.name[:30], unit="B", unit_scale=True) as bar:
             try:
                 for n, prepared in batches:
                     group.begin()

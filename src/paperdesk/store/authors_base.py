@@ -203,11 +203,9 @@ class AuthorRepository(Protocol):
         """Whether the next day folds the deltas into the base tables."""
         ...
 
-    def fold_statements(self) -> list[str]:
-        """The backend's statements that fold the deltas (for `store.checkpoint_aside`)."""
+    def fold_deltas(self) -> None:
+        """Move the deltas into the base tables, in the caller's transaction."""
         ...
-
-    def fold_deltas(self) -> None: ...
 
     def delete_all(self) -> None:
         """Every signature, profile and sample (a full run rebuilds them)."""

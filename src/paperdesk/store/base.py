@@ -487,13 +487,6 @@ class Store(Protocol):
         """A read-only view of this store on a connection of its own."""
         ...
 
-    def checkpoint_aside(self, statements: Sequence[str] = ()) -> AbstractContextManager[Any]:
-        """Around a stage's reads: the backend's housekeeping beside them (SQLite: the WAL
-        copied into the database by another process), and `statements` (the repository's
-        own, e.g. `authors.fold_statements()`) run there, changing nothing a reader sees.
-        Its value's `ok` says, once left, whether the statements were committed."""
-        ...
-
     # -- source records --
     def known_payloads(self, pairs: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
         """The subset of (record key, payload sha256 hex) pairs whose record already holds
@@ -556,10 +549,6 @@ class Store(Protocol):
 
     def restart_wal_if_large(self) -> None:
         """Between two transactions of a bulk write: the backend's log housekeeping."""
-        ...
-
-    def background_checkpoints(self) -> AbstractContextManager[None]:
-        """Around a bulk write: the backend's checkpoints off the writer's path."""
         ...
 
     def file_done(self, digest: str) -> bool:

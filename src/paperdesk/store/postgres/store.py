@@ -34,7 +34,6 @@ from paperdesk.store.codec import decode_record
 from paperdesk.store.postgres.authors import PGAuthors
 from paperdesk.store.postgres.connection import PGConn, database, describe
 from paperdesk.store.postgres.repositories import PGSearch, PGWorks, changed_pages
-from paperdesk.store.sql.connection import Aside
 from paperdesk.store.sql.store import SQLStore
 from paperdesk.store.sql.subjects import Subjects
 
@@ -156,22 +155,6 @@ class PGStore(SQLStore):
         if applied:
             self.db.forget_schema()
         return applied
-
-    @contextmanager
-    def background_checkpoints(self) -> Iterator[None]:
-        """Nothing to do: the server checkpoints its own WAL."""
-        yield
-
-    @contextmanager
-    def checkpoint_aside(self, statements: Sequence[str] = ()) -> Iterator[Aside]:
-        """No WAL to copy aside; `statements` run at once in one transaction."""
-        done = Aside()
-        if statements:
-            with self.transaction():
-                for text in statements:
-                    self.conn.execute(text)
-            done.ok = True
-        yield done
 
     def restart_wal_if_large(self) -> None:
         """Nothing to do: the server manages its WAL."""

@@ -410,11 +410,9 @@ class AuthorTables:
             return False
         return held * FOLD_SHARE > int(self.conn.execute("SELECT COUNT(*) FROM author_profiles").fetchone()[0])
 
-    def fold_statements(self) -> list[str]:
+    def _fold_statements(self) -> list[str]:
         """SQL that moves the deltas into the base tables and empties them (in key order:
-        the rows go into each B-tree as one sorted sweep), to run in one transaction. Nothing
-        a reader sees changes, so another process may run it while a day reads
-        (`SQLiteStore.checkpoint_aside`)."""
+        the rows go into each B-tree as one sorted sweep), to run in one transaction."""
         out = [
             f"INSERT OR REPLACE INTO author_profiles{_PROFILE_INTO} SELECT author_id, name,"  # noqa: S608
             " name_folded, block, n_signatures, n_records, givens, reps, variants, created_at,"
@@ -436,8 +434,9 @@ class AuthorTables:
         ]
 
     def fold_deltas(self) -> None:
-        """`fold_statements` run on this connection (inside the caller's transaction)."""
-        for sql in self.fold_statements():
+        """`_fold_statements` run on this connection (inside the caller's transaction).
+        Nothing a reader sees changes: a reader's view is the same before and after."""
+        for sql in self._fold_statements():
             self.conn.execute(sql)
 
     def delete_all(self) -> None:

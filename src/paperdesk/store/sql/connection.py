@@ -61,13 +61,6 @@ class Tx:
         """After the outer transaction ended (a backend's own settings go back)."""
 
 
-class Aside:
-    """What `checkpoint_aside` did, known once its block is left."""
-
-    ok: bool | None = None
-    """Its statements were committed (None: there were none to run)."""
-
-
 def has_table(conn: Conn, table: str) -> bool:
     """Whether `table` exists (the `sqlite_master` probe; PostgreSQL's is `pg_tables`)."""
     row = conn.execute(

@@ -45,7 +45,7 @@ from paperdesk.store.rows import (
     update_rows,
 )
 from paperdesk.store.sql.catalog import Catalog
-from paperdesk.store.sql.connection import Aside, Conn, known_payloads
+from paperdesk.store.sql.connection import Conn, known_payloads
 from paperdesk.store.sql.desk import Desk
 
 
@@ -104,12 +104,6 @@ class SQLStore(ABC):
     @abstractmethod
     def rows_transaction(self) -> AbstractContextManager[Any]:
         """The transaction `put_rows` writes in (a bulk ingest groups batches in one)."""
-
-    @abstractmethod
-    def background_checkpoints(self) -> AbstractContextManager[None]: ...
-
-    @abstractmethod
-    def checkpoint_aside(self, statements: Sequence[str] = ()) -> AbstractContextManager[Aside]: ...
 
     @abstractmethod
     def restart_wal_if_large(self) -> None: ...

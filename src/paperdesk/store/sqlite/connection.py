@@ -28,26 +28,10 @@ PAGE_SIZE = 16384
 WAL_RESTART_BYTES = 512 << 20
 WAL_RESTART_WAIT_MS = 2000
 BUSY_TIMEOUT_MS = 30000
-# The page cache of a connection, KiB (SQLite's default is 2 MB). The aside process folding
-# the author deltas needs it as much: its updates of `author_profiles_fit` come in id order,
-# at random places of the index, and with 2 MB each dirty page was spilled to the WAL and
-# read back again many times.
+# The page cache of a connection, KiB (SQLite's default is 2 MB). Folding the author deltas
+# needs it: its updates of `author_profiles_fit` come in id order, at random places of the
+# index, and with 2 MB each dirty page was spilled to the WAL and read back again many times.
 CACHE_KIB = 65536
-# `checkpoint_aside` starts a process only for a WAL at least this large (or for statements).
-CHECKPOINT_ASIDE_BYTES = 8 << 20
-_ASIDE_CHILD = (
-    "import json, sqlite3, sys\n"
-    "c = sqlite3.connect(sys.argv[1], timeout=30, isolation_level=None)\n"
-    f"c.execute('PRAGMA cache_size=-{CACHE_KIB}')\n"
-    "work = json.loads(sys.argv[2])\n"
-    "if work:\n"
-    "    c.execute('BEGIN IMMEDIATE')\n"
-    "    for sql in work:\n"
-    "        c.execute(sql)\n"
-    "    c.execute('COMMIT')\n"
-    "c.execute('PRAGMA wal_checkpoint(PASSIVE)').fetchall()\n"
-    "c.close()\n"
-)
 
 
 def connect_readonly(path: str) -> sqlite3.Connection:

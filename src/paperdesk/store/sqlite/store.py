@@ -10,9 +10,6 @@ stored keys looked up through `json_each`, records read on a cursor).
 from __future__ import annotations
 
 import sqlite3
-import subprocess
-import sys
-import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from importlib import resources
@@ -25,15 +22,12 @@ from paperdesk.errors import StoreError
 from paperdesk.model import SourceRecord
 from paperdesk.store.base import now
 from paperdesk.store.codec import decode_record
-from paperdesk.store.sql.connection import Aside
 from paperdesk.store.sql.store import SQLStore
 from paperdesk.store.sql.subjects import Subjects
 from paperdesk.store.sqlite.authors import SQLiteAuthors
 from paperdesk.store.sqlite.connection import (
-    _ASIDE_CHILD,
     BUSY_TIMEOUT_MS,
     CACHE_KIB,
-    CHECKPOINT_ASIDE_BYTES,
     PAGE_SIZE,
     WAL_RESTART_BYTES,
     WAL_RESTART_WAIT_MS,
@@ -150,102 +144,22 @@ class SQLiteStore(SQLStore):
             applied.append(item.name)
         return applied
 
-    @contextmanager
-    def background_checkpoints(self) -> Iterator[None]:
-        """For a bulk write: WAL checkpoints (copying the log into the database file, then
-        an fsync) run in a thread on their own connection instead of inside the writer's
-        commits, so the writer never waits for the disk. sqlite3 releases the GIL while
-        SQLite works, and a PASSIVE checkpoint does not block the writer."""
-        if self.path == ":memory:":
-            yield
-            return
-        wal = Path(self.path + "-wal")
-        page = int(self.conn.execute("PRAGMA page_size").fetchone()[0])
-        limit = int(self.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0]) * page
-        stop = threading.Event()
-
-        def run() -> None:
-            con = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
-            try:
-                while not stop.wait(0.2):
-                    try:
-                        if wal.exists() and wal.stat().st_size > limit:
-                            con.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-                    except sqlite3.Error:
-                        pass  # busy: the next round (or the writer's own) will do it
-            finally:
-                con.close()
-
-        self.conn.execute("PRAGMA wal_autocheckpoint=0")
-        thread = threading.Thread(target=run, name="paperdesk-checkpoint", daemon=True)
-        thread.start()
-        try:
-            yield
-        finally:
-            stop.set()
-            thread.join()
-            self.conn.execute(f"PRAGMA wal_autocheckpoint={limit // page}")
-
     def refresh_statistics(self) -> None:
         """Planner statistics after a bulk load: nothing on SQLite, whose query plans are
         chosen without `sqlite_stat1` (the PostgreSQL store ANALYZEs)."""
-
-    @contextmanager
-    def checkpoint_aside(self, statements: Sequence[str] = ()) -> Iterator[Aside]:
-        """Copy the WAL's committed frames into the database in another process while the
-        caller goes on reading (and its forked workers compute), and wait for it at the
-        end, before the caller writes. `statements` (SQL of our own, no parameters) run
-        there first, in one write transaction: only work that changes nothing a reader can
-        tell (the author deltas' fold), since the caller's reads may see either side of it.
-
-        Why: a transaction that leaves the WAL under the autocheckpoint size is copied by
-        the next writer's commit: the 1M day's works transaction (~5k pages of 16 KiB)
-        was checkpointed inside the author stage's commit, its fsync included. A separate
-        interpreter, not a thread or a fork: the author stage forks workers meanwhile, and a
-        fork must not copy SQLite's locks in the middle of a checkpoint. PASSIVE: it
-        neither waits for nor blocks this connection's reads."""
-        done = Aside()
-        if self.path == ":memory:":  # no other process can open it: here, now
-            if statements:
-                with self.transaction():
-                    for sql in statements:
-                        self.conn.execute(sql)
-                done.ok = True
-            yield done
-            return
-        try:
-            size = Path(self.path + "-wal").stat().st_size
-        except OSError:
-            size = 0
-        if size < CHECKPOINT_ASIDE_BYTES and not statements:
-            yield done
-            return
-        proc = subprocess.Popen(
-            [sys.executable, "-S", "-c", _ASIDE_CHILD, self.path, orjson.dumps(list(statements))],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            yield done
-        finally:
-            # A failure leaves the frames to the next commit and the statements undone.
-            code = proc.wait()
-            done.ok = code == 0 if statements else None
 
     def restart_wal_if_large(self) -> None:
         """Between two transactions of a bulk write: once the WAL has grown past
         `WAL_RESTART_BYTES`, checkpoint its last frames and truncate it.
 
-        The background checkpointer (`background_checkpoints`) copies frames into the
-        database but can never start the log over: SQLite restarts a WAL only when a write
-        transaction begins with every frame already copied, and a bulk writer begins its
-        next transaction right after each commit. So the WAL grew as large as the database
-        (3.7 GB at 800k snapshot records: twice the disk, and a wal-index that every page
-        look-up searches). Here the writer waits for the frames of about one transaction
-        and an fsync, a few times per million records. A reader still reading old frames
-        (a long export, say) would block the restart: then the writer gives up after
-        `WAL_RESTART_WAIT_MS` and tries again only when the WAL has grown as much again."""
+        The writer's own checkpoints (SQLite's autocheckpoint, PASSIVE, at each commit past
+        80 MiB of log) start the log over only when no reader still uses old frames: a
+        long reader beside a bulk write (an export, the web server) pins them, and the WAL
+        would grow as large as the database (3.7 GB at 800k snapshot records: twice the
+        disk, and a wal-index that every page look-up searches). Here the writer waits for
+        the frames of about one transaction and an fsync. A reader still reading old frames
+        would block the restart: then the writer gives up after `WAL_RESTART_WAIT_MS` and
+        tries again only when the WAL has grown as much again."""
         if self.path == ":memory:" or self.conn.in_transaction:
             return
         try:
