@@ -15,11 +15,11 @@ from typing import Any
 import numpy as np
 from usearch.index import Index
 
+from paperdesk import parallel
+
 CONNECTIVITY = 16
 EXPANSION_ADD = 128
 EXPANSION_SEARCH = 96
-THREADS = 2
-"""usearch threads per `add` call (the machine's two cores)."""
 
 
 class VectorIndex:
@@ -58,8 +58,9 @@ class VectorIndex:
     def clear(self) -> None:
         self.index = self._new()
 
-    def add(self, keys: np.ndarray, vectors: np.ndarray, threads: int = THREADS) -> None:
-        """Add or replace vectors (replacing = remove, then add)."""
+    def add(self, keys: np.ndarray, vectors: np.ndarray, threads: int | None = None) -> None:
+        """Add or replace vectors (replacing = remove, then add), on `threads` usearch
+        threads (default: the pool size, `paperdesk.parallel.workers()`)."""
         if len(keys) == 0:
             return
         keys = np.asarray(keys, dtype=np.uint64)
@@ -67,7 +68,8 @@ class VectorIndex:
             present = np.asarray(self.index.contains(keys), dtype=bool).reshape(-1)
             if present.any():
                 self.index.remove(keys[present])
-        self.index.add(keys, np.asarray(vectors, dtype=np.float32), threads=threads)
+        n = threads or parallel.workers()
+        self.index.add(keys, np.asarray(vectors, dtype=np.float32), threads=n)
 
     def remove(self, keys: list[int]) -> None:
         ks = [k for k in keys if k in self.index]
