@@ -402,16 +402,13 @@ def test_stored_candidates_as_counted_one_doc_at_a_time(
     import numpy as np
 
     import paperdesk.resolve.works_match as works
-    from paperdesk.resolve.works_run import fold_lsh
 
     recs = _first_feed(1200)
-    # Stored keys in both tables: folded ones and a later day's.
+    # Stored keys of a first run and of a later day's.
     store.put_records(recs[:600], origin="t")
     resolve_store(store)
-    assert fold_lsh(store) > 0
     store.put_records(recs[600:1000], origin="t2")
     resolve_store(store)
-    assert store.conn.execute("SELECT COUNT(*) FROM work_lsh_day").fetchone()[0] > 0
     copies = [rec("bibtex", f"c{i}", title=r.title, authors=[a.name for a in r.authors][:2])
               for i, r in enumerate(recs[:150])]
     store.put_records([*copies, *recs[1000:]], origin="day")
@@ -429,8 +426,7 @@ def test_stored_candidates_as_counted_one_doc_at_a_time(
                 want[k].append(i)
     by_key: dict[int, list[tuple[int, int]]] = defaultdict(list)
     for k, rowid, work in store.conn.execute(
-        "SELECT band_key, record_rowid, work_id FROM work_lsh UNION ALL"
-        " SELECT * FROM (SELECT band_key, record_rowid, work_id FROM work_lsh_day ORDER BY rowid)"
+        "SELECT band_key, record_rowid, work_id FROM work_lsh ORDER BY rowid"
     ):
         if k in want:
             by_key[k].append((rowid, work))
@@ -450,8 +446,8 @@ def test_stored_candidates_as_counted_one_doc_at_a_time(
 
 
 def _work_tables(store: SQLiteStore) -> dict[str, list[tuple[object, ...]]]:
-    """What the works stage decided, timestamps aside; the band keys in stored order
-    (`work_lsh`'s rows, then `work_lsh_day`'s), whichever table holds them."""
+    """What the works stage decided, timestamps aside; the band keys in stored order,
+    with their rowids."""
     c = store.conn
     return {
         "records": c.execute("SELECT * FROM work_records ORDER BY record_key").fetchall(),
@@ -464,9 +460,7 @@ def _work_tables(store: SQLiteStore) -> dict[str, list[tuple[object, ...]]]:
         ).fetchall(),
         "docs": c.execute("SELECT * FROM work_docs ORDER BY record_rowid").fetchall(),
         "lsh": c.execute(
-            "SELECT * FROM (SELECT band_key, record_rowid, work_id FROM work_lsh ORDER BY rowid)"
-            " UNION ALL SELECT * FROM (SELECT band_key, record_rowid, work_id FROM work_lsh_day"
-            " ORDER BY rowid)"
+            "SELECT rowid, band_key, record_rowid, work_id FROM work_lsh ORDER BY rowid"
         ).fetchall(),
     }
 
@@ -495,67 +489,39 @@ def _days(store: SQLiteStore, recs: list[SourceRecord]) -> None:
     assert report.by_content > 50
 
 
-def test_day_keys_apart_then_folded_decide_as_one_table(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Band keys a day adds go to `work_lsh_day`; readers take both tables, so days that
-    never fold decide exactly as days that fold before each run (as if one table held
-    every key), through curated merges and splits; a fold gives `work_lsh` the same rows
-    and rowids either way, and a full re-run starts both tables over."""
-    import paperdesk.resolve.works_run as works
-
+def test_store_with_a_day_table_folds_it_and_decides_as_before(tmp_path: Path) -> None:
+    """A store whose last days' band keys sit in `work_lsh_day` (migration 042, dropped
+    by 100 for buying < 10 % of the 1M day) gets them back into `work_lsh` in their order
+    on open, with the rowids a store that never had the table holds, and its next days,
+    through curated merges and splits, decide exactly as that store's."""
     recs = _first_feed(1100)
-    kept = open_store(tmp_path / "kept.db")
-    _days(kept, recs)
-    monkeypatch.setattr(works, "LSH_DAY_ROWS", 1)  # fold before every run
-    folded = open_store(tmp_path / "folded.db")
-    _days(folded, recs)
-    day = "SELECT COUNT(*) FROM work_lsh_day"
-    lsh = "SELECT COUNT(*) FROM work_lsh"
-    assert kept.conn.execute(lsh).fetchone()[0] == 0  # never folded
-    assert folded.conn.execute(lsh).fetchone()[0] > 0
-    assert 0 < folded.conn.execute(day).fetchone()[0] < kept.conn.execute(day).fetchone()[0]
-    assert _work_tables(kept) == _work_tables(folded)
-    # The split moved the stored keys of its record in whichever table held them.
-    moved = kept.conn.execute(
-        "SELECT DISTINCT l.work_id FROM work_lsh_day l JOIN records r ON r.rowid = l.record_rowid"
-        " WHERE r.key = ?",
-        (recs[1].key,),
-    ).fetchall()
-    assert moved == [(int(work_id_for(kept, recs[1].key)[1:]),)]  # type: ignore[index]
-
-    rows = "SELECT rowid, * FROM work_lsh ORDER BY rowid"
-    assert works.fold_lsh(kept) > 0 and works.fold_lsh(folded) > 0
-    assert kept.conn.execute(day).fetchone()[0] == 0
-    assert kept.conn.execute(rows).fetchall() == folded.conn.execute(rows).fetchall()
-
-    for s in (kept, folded):
-        s.put_records(recs[1000:], origin="again")
-        resolve_store(s, full=True)
-        assert s.conn.execute(day).fetchone()[0] == 0
-    assert _work_tables(kept) == _work_tables(folded)
-    kept.close()
-    folded.close()
-
-
-def test_store_from_before_the_day_table_resolves_its_next_day(tmp_path: Path) -> None:
-    """A store resolved before migration 042 (its keys all in `work_lsh`) gets an empty
-    `work_lsh_day` on open, and its next day decides as on a store that had it."""
-    recs = _first_feed(700)
     old, new = open_store(tmp_path / "old.db"), open_store(tmp_path / "new.db")
     for s in (old, new):
-        s.put_records(recs[:500], origin="d1")
-        resolve_store(s, full=True)  # a full run writes `work_lsh` directly
-        assert s.conn.execute("SELECT COUNT(*) FROM work_lsh_day").fetchone()[0] == 0
-    old.conn.execute("DROP TABLE work_lsh_day")
-    old.conn.execute("DELETE FROM migrations WHERE name = '042_work_lsh_day.sql'")
+        _days(s, recs)
+    # The old layout: the rows of the days after the first run apart, as 042 kept them.
+    c = old.conn
+    cut = c.execute("SELECT MAX(rowid) FROM work_lsh").fetchone()[0] // 3
+    c.execute(
+        "CREATE TABLE work_lsh_day (band_key INTEGER NOT NULL, record_rowid INTEGER NOT NULL,"
+        " work_id INTEGER NOT NULL)"
+    )
+    c.execute(
+        "INSERT INTO work_lsh_day SELECT band_key, record_rowid, work_id FROM work_lsh"
+        " WHERE rowid > ? ORDER BY rowid", (cut,)
+    )
+    c.execute("DELETE FROM work_lsh WHERE rowid > ?", (cut,))
+    c.execute("DELETE FROM migrations WHERE name = '100_fold_work_lsh_day.sql'")
+    moved = c.execute("SELECT COUNT(*) FROM work_lsh_day").fetchone()[0]
+    assert moved > 100
     old.close()
     old = open_store(tmp_path / "old.db")
-    assert old.conn.execute("SELECT COUNT(*) FROM work_lsh_day").fetchone()[0] == 0
+    assert not old.conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE name = 'work_lsh_day'"
+    ).fetchall()
+    assert _work_tables(old) == _work_tables(new)
     for s in (old, new):
-        s.put_records(recs[500:], origin="d2")
+        s.put_records(recs[1000:], origin="again")
         resolve_store(s)
-        assert s.conn.execute("SELECT COUNT(*) FROM work_lsh_day").fetchone()[0] > 0
     assert _work_tables(old) == _work_tables(new)
     old.close()
     new.close()

@@ -166,8 +166,6 @@ class Run:
     """The id the next new work gets (ids are never reused, nor are merged-away ones)."""
     index: LshIndex | None = None
     """In-memory copy of the stored band keys for large runs (None: ask the store)."""
-    day_table: bool = False
-    """The run's new band keys go to the day's table (a small incremental run)."""
     related: list[tuple[str, str, str]] = dataclasses.field(default_factory=list)
     """(referring key, referred key, kind) met against stored records, to be written."""
 
@@ -262,12 +260,11 @@ def stored_candidates(
     works: WorkRepository, members: np.ndarray, tkeys: np.ndarray, akeys: np.ndarray
 ) -> dict[int, list[tuple[int, int]]]:
     """doc → (rowid, work) of the stored records sharing the most LSH keys with it (at
-    most TOP_CANDIDATES, most shared first), looked up in `work_lsh` and `work_lsh_day`
-    (small runs: no index to load). A key held by more than MAX_BUCKET stored records says nothing and
+    most TOP_CANDIDATES, most shared first), looked up in `work_lsh` (small runs: no
+    index to load). A key held by more than MAX_BUCKET stored records says nothing and
     is skipped (as in the batch); a key a doc holds twice counts twice. Ties go to the
     candidate met first when the keys are taken in the order of their first stored row
-    and each key's rows in stored order (`work_lsh_day`'s rows after `work_lsh`'s: where
-    a fold puts them, so a fold changes no decision).
+    and each key's rows in stored order (rowid).
 
     The keys are asked in chunks through the key index, the rows sorted by rowid here
     (a temp table of the ~55k keys of a 1M store's day cost 0.25 s to fill, and as a

@@ -49,12 +49,6 @@ PARALLEL_MIN = 50_000
 """Runs with fewer changed records featurise in-process."""
 DOC_CACHE = 400_000
 """Features of at most this many indexed records are kept between batches (~1.5 kB each)."""
-LSH_DAY_ROWS = 250_000
-"""Rows the day's band key table may hold before a run folds them into the main one. A 1M
-store's day adds ~30k: the small table's index stays a few hundred pages (each day dirties
-about all of them), and the fold, which dirties about every leaf of the main table's key
-index as one day used to, comes once in ~8 days."""
-
 
 @dataclass
 class ResolveReport:
@@ -130,12 +124,7 @@ def _resolve_works(
     run = Run({}, works.redirects())
     run.next_id = works.first_new_id(base)
     if in_memory or (in_memory is None and todo >= PARALLEL_MIN):
-        fold_lsh(store)
         run.index = _load_index(works)
-    elif not full:
-        if works.day_rows() >= LSH_DAY_ROWS:
-            fold_lsh(store)
-        run.day_table = True
     for batch in _prepared(works, after, batch_size, nproc, threshold):
         if len(run.cache) > DOC_CACHE:
             run.cache.clear()
@@ -163,15 +152,6 @@ def _prepared(
     yield from parallel.map_batches(
         partial(prepare, threshold=threshold), raw, processes=workers, ahead=1
     )
-
-
-def fold_lsh(store: Store) -> int:
-    """Move the day's band keys into the main table, in their order, in one transaction;
-    the number moved (a fold changes no decision: see `works_match.stored_candidates`)."""
-    if not store.works.day_rows():
-        return 0
-    with store.transaction():
-        return store.works.fold_lsh()
 
 
 def _load_index(works: WorkRepository) -> LshIndex:
@@ -374,7 +354,7 @@ def resolve_batch(
         arr = np.concatenate(parts)
         arr = arr[arr[:, 0] != 0]
         arr = arr[np.argsort(arr[:, 0], kind="stable")]
-        works.add_lsh(arr, day=run.day_table)
+        works.add_lsh(arr)
         if run.index is not None:
             run.index.add(arr[:, 0], arr[:, 1], arr[:, 2])
 
@@ -447,7 +427,7 @@ def _lsh_rows(
     works: WorkRepository, out: _Writes, work: int, group: Sequence[int], docs: Sequence[Doc]
 ) -> list[tuple[int, int, int]]:
     """(batch index, field, work) of the first title and the first abstract the work gets:
-    their band keys are stored (`LSH_TABLES`; not every record's: versions of one paper
+    their band keys are stored (`work_lsh`; not every record's: versions of one paper
     add little, and the table stays small)."""
     flags = out.flags_of(works, work)
     rows: list[tuple[int, int, int]] = []

@@ -184,19 +184,13 @@ class WorkRepository(Protocol):
         during a full run, whose ids are renumbered at its end)."""
         ...
 
-    def day_rows(self) -> int:
-        """About how many rows `work_lsh_day` holds (its largest rowid: rows are only
-        appended, and a fold empties the table, so rowids start again from 1)."""
-        ...
-
     def lsh_all(self) -> np.ndarray:
         """Every stored band key row as (band key, record rowid, work), int64 (n, 3)."""
         ...
 
     def lsh_rows(self, keys: Sequence[int]) -> np.ndarray:
         """The stored rows of the band keys `keys` as (stored order, band key, record rowid,
-        work), int64 (n, 4), in no particular order: the order numbers rank folded rows
-        before the day's."""
+        work), int64 (n, 4), in no particular order."""
         ...
 
     def docs(self, rowids: Sequence[int]) -> Iterator[tuple[int, bytes]]:
@@ -213,11 +207,6 @@ class WorkRepository(Protocol):
 
     def clear(self) -> None:
         """Empty the derived works tables (a full run rebuilds them)."""
-        ...
-
-    def fold_lsh(self) -> int:
-        """Move the rows of `work_lsh_day` into `work_lsh` in their order; the number moved.
-        `work_lsh` gets the rows (and rowids) it would have had, had they been written there."""
         ...
 
     def add_works(self, ids: Sequence[int], stamp: str) -> None:
@@ -251,8 +240,8 @@ class WorkRepository(Protocol):
         """(from key, to key, kind) of the links touching any of `keys`."""
         ...
 
-    def add_lsh(self, rows: np.ndarray, *, day: bool) -> None:
-        """(band key, record rowid, work) rows, into the day's table or the folded one."""
+    def add_lsh(self, rows: np.ndarray) -> None:
+        """(band key, record rowid, work) rows, appended in their order."""
         ...
 
     def merge(self, old: int, new: int, reason: str) -> None:

@@ -21,7 +21,7 @@ from paperdesk.errors import StoreError
 from paperdesk.store.sql.store import SQLStore
 
 _PAGE = 5000
-_IMPLICIT_ROWID = ("work_lsh", "work_lsh_day")
+_IMPLICIT_ROWID = ("work_lsh",)
 """Tables whose row order lives in SQLite's implicit rowid (a column on PostgreSQL)."""
 _SKIP = ("migrations",)
 """Each side records its own migrations."""

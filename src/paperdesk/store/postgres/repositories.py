@@ -18,7 +18,7 @@ import numpy as np
 from paperdesk.store.base import now, whole_seqs
 from paperdesk.store.postgres.connection import PGConn
 from paperdesk.store.sql.search import Search
-from paperdesk.store.sql.works import _DAY_ORDER, Works
+from paperdesk.store.sql.works import Works
 
 _AFTER_ALL = (1 << 63) - 1
 """Above every rowid (BIGINT's largest)."""
@@ -57,16 +57,14 @@ class PGWorks(Works):
         return whole_seqs(changed_pages(self.conn, after_seq, batch))
 
     def lsh_rows(self, keys: Sequence[int]) -> np.ndarray:
-        """As SQLite's, in one statement for both tables and every key."""
+        """As SQLite's, in one statement for every key."""
         ks = [int(k) for k in keys]
         if not ks:
             return np.zeros((0, 4), dtype=np.int64)
         found = self.conn.raw(
             "SELECT rowid, band_key, record_rowid, work_id FROM work_lsh"
-            " WHERE band_key = ANY(%s::int8[]) UNION ALL"
-            " SELECT rowid + %s, band_key, record_rowid, work_id FROM work_lsh_day"
             " WHERE band_key = ANY(%s::int8[])",
-            (ks, _DAY_ORDER, ks),
+            (ks,),
         ).fetchall()
         return np.array(found, dtype=np.int64).reshape(-1, 4)
 
@@ -144,25 +142,18 @@ class PGWorks(Works):
             (base, base),
         )
 
-    def day_rows(self) -> int:
-        """About how many rows `work_lsh_day` holds: its identity keeps counting across
-        folds (SQLite's rowids start again), so the span of the ids it holds."""
-        row = self.conn.raw("SELECT MAX(rowid) - MIN(rowid) + 1 FROM work_lsh_day").fetchone()
-        return int(row[0] or 0) if row else 0
-
-    def add_lsh(self, rows: np.ndarray, *, day: bool) -> None:
+    def add_lsh(self, rows: np.ndarray) -> None:
         """(band key, record rowid, work) rows by COPY, in their order (their `rowid`)."""
-        table = "work_lsh_day" if day else "work_lsh"
         conn = self.conn.pinned
         if conn is None or not len(rows):
-            super().add_lsh(rows, day=day)
+            super().add_lsh(rows)
             return
         with conn.cursor() as cur, cur.copy(
-            f"COPY {table} (band_key, record_rowid, work_id) FROM STDIN"
+            "COPY work_lsh (band_key, record_rowid, work_id) FROM STDIN"
         ) as copy:
             for row in rows.tolist():
                 copy.write_row(row)
-        self.conn.wrote(table, len(rows))
+        self.conn.wrote("work_lsh", len(rows))
 
     def _merge_flags(self, old: int, new: int) -> None:
         self.conn.raw(

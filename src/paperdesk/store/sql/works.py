@@ -19,13 +19,8 @@ from paperdesk.store.sql.connection import Conn, chunks, placeholders
 _CHUNK = 500  # SQLite host-parameter chunk
 _LSH_CHUNK = 999
 """Band keys asked per query of a band key table."""
-LSH_TABLES = ("work_lsh", "work_lsh_day")
-"""The stored band keys: the folded rows, then the rows added since the last fold."""
-_DAY_ORDER = 1 << 40
-"""Added to `work_lsh_day` rowids where both tables' rows are ranked in stored order:
-they come after every `work_lsh` row, as they will once folded."""
 DERIVED_TABLES = (
-    "work_records", "work_keys", *LSH_TABLES, "work_docs", "work_related", "works"
+    "work_records", "work_keys", "work_lsh", "work_docs", "work_related", "works"
 )
 """What a full run empties and rebuilds (curations, constraints and redirects stay)."""
 
@@ -35,7 +30,7 @@ DERIVED_TABLES = (
 class Works:
     """The works repository of one connection (the store's writer or a reader). The
     statements each backend spells its own way are in its subclass (`_merge_flags`,
-    `first_new_id`, the redirect maxima, `day_rows`)."""
+    `first_new_id`, the redirect maxima)."""
 
     def __init__(self, conn: Conn):
         self.conn = conn
@@ -205,24 +200,19 @@ class Works:
 
     def lsh_all(self) -> np.ndarray:
         """Every stored band key row as (band key, record rowid, work), int64 (n, 3)."""
-        sql = " UNION ALL ".join(
-            f"SELECT band_key, record_rowid, work_id FROM {t}"  # noqa: S608 (fixed names)
-            for t in LSH_TABLES
-        )
+        sql = "SELECT band_key, record_rowid, work_id FROM work_lsh"
         return np.array(self.conn.execute(sql).fetchall(), dtype=np.int64).reshape(-1, 3)
 
     def lsh_rows(self, keys: Sequence[int]) -> np.ndarray:
         """The stored rows of the band keys `keys` as (stored order, band key, record rowid,
-        work), int64 (n, 4), in no particular order: the order numbers rank folded rows
-        before the day's."""
+        work), int64 (n, 4), in no particular order (the stored order is the rowid)."""
         found: list[tuple[int, int, int, int]] = []
-        for table, after in zip(LSH_TABLES, (0, _DAY_ORDER), strict=True):
-            for part in chunks(keys, _LSH_CHUNK):
-                found += self.conn.execute(
-                    f"SELECT rowid + {after}, band_key, record_rowid, work_id FROM {table}"  # noqa: S608
-                    f" WHERE band_key IN ({placeholders(len(part))})",
-                    part,
-                ).fetchall()
+        for part in chunks(keys, _LSH_CHUNK):
+            found += self.conn.execute(
+                "SELECT rowid, band_key, record_rowid, work_id FROM work_lsh"  # noqa: S608
+                f" WHERE band_key IN ({placeholders(len(part))})",
+                part,
+            ).fetchall()
         return np.array(found, dtype=np.int64).reshape(-1, 4)
 
     def docs(self, rowids: Sequence[int]) -> Iterator[tuple[int, bytes]]:
@@ -239,9 +229,7 @@ class Works:
             return []
         return [
             r
-            for (r,) in self.conn.execute(
-                "SELECT record_rowid FROM work_lsh UNION SELECT record_rowid FROM work_lsh_day"
-            )
+            for (r,) in self.conn.execute("SELECT DISTINCT record_rowid FROM work_lsh")
         ]
 
     def record_data_by_rowid(self, rowids: Sequence[int]) -> list[tuple[int, bytes]]:
@@ -253,16 +241,6 @@ class Works:
         """Empty the derived works tables (a full run rebuilds them)."""
         for table in DERIVED_TABLES:
             self.conn.execute(f"DELETE FROM {table}")  # noqa: S608 (fixed names)
-
-    def fold_lsh(self) -> int:
-        """Move the rows of `work_lsh_day` into `work_lsh` in their order; the number moved.
-        `work_lsh` gets the rows (and rowids) it would have had, had they been written there."""
-        cur = self.conn.execute(
-            "INSERT INTO work_lsh (band_key, record_rowid, work_id)"
-            " SELECT band_key, record_rowid, work_id FROM work_lsh_day ORDER BY rowid"
-        )
-        self.conn.execute("DELETE FROM work_lsh_day")
-        return int(cur.rowcount)
 
     def add_works(self, ids: Sequence[int], stamp: str) -> None:
         self.conn.executemany(
@@ -324,17 +302,16 @@ class Works:
             "INSERT OR REPLACE INTO work_docs (record_rowid, doc) VALUES (?, ?)", rows
         )
 
-    def add_lsh(self, rows: np.ndarray, *, day: bool) -> None:
-        """(band key, record rowid, work) rows, into the day's table or the folded one."""
-        table = "work_lsh_day" if day else "work_lsh"
+    def add_lsh(self, rows: np.ndarray) -> None:
+        """(band key, record rowid, work) rows, appended in their order."""
         self.conn.executemany(
-            f"INSERT INTO {table} (band_key, record_rowid, work_id) VALUES (?, ?, ?)",  # noqa: S608
+            "INSERT INTO work_lsh (band_key, record_rowid, work_id) VALUES (?, ?, ?)",
             rows.tolist(),
         )
 
     def merge(self, old: int, new: int, reason: str) -> None:
         """Move everything of work `old` into `new` and leave a redirect."""
-        for table in ("work_records", "work_keys", *LSH_TABLES):
+        for table in ("work_records", "work_keys", "work_lsh"):
             self.conn.execute(f"UPDATE {table} SET work_id = ? WHERE work_id = ?", (new, old))  # noqa: S608
         self._merge_flags(old, new)
         self.conn.execute("DELETE FROM works WHERE id = ?", (old,))
@@ -363,7 +340,7 @@ class Works:
         for table, col in (
             ("work_records", "work_id"),
             ("work_keys", "work_id"),
-            *((t, "work_id") for t in LSH_TABLES),
+            ("work_lsh", "work_id"),
             ("works", "id"),
         ):
             conn.execute(
@@ -438,12 +415,11 @@ class Works:
                 f"UPDATE work_records SET work_id = ?, how = 'curation' WHERE record_key IN ({m})",  # noqa: S608
                 [work_id, *part],
             )
-            for table in LSH_TABLES:
-                self.conn.execute(
-                    f"UPDATE {table} SET work_id = ? WHERE record_rowid IN"  # noqa: S608
-                    f" (SELECT rowid FROM records WHERE key IN ({m}))",
-                    [work_id, *part],
-                )
+            self.conn.execute(
+                "UPDATE work_lsh SET work_id = ? WHERE record_rowid IN"  # noqa: S608
+                f" (SELECT rowid FROM records WHERE key IN ({m}))",
+                [work_id, *part],
+            )
 
     def move_key(self, kind: str, value: str, work_id: int) -> None:
         self.conn.execute(

@@ -30,11 +30,6 @@ class SQLiteWorks(Works):
         ).fetchone()
         return int(row[0] or 0) + 1
 
-    def day_rows(self) -> int:
-        """About how many rows `work_lsh_day` holds (its largest rowid: rows are only
-        appended, and a fold empties the table, so rowids start again from 1)."""
-        return int(self.conn.execute("SELECT MAX(rowid) FROM work_lsh_day").fetchone()[0] or 0)
-
     def max_redirect_below(self, base: int) -> int:
         row = self.conn.execute(
             "SELECT MAX(m) FROM (SELECT MAX(old_id) m FROM work_redirects WHERE old_id < ?"
