@@ -3,7 +3,7 @@
 The differential check of the author repository's two backends: the committed feed slice
 through a full run (SQLite streaming it in worker processes with per-worker stage files,
 PostgreSQL reading it in one process), an incremental day solved in forked workers, and a
-merge and a split (the first folding the day's deltas), must leave the same signatures,
+merge and a split, must leave the same signatures,
 profile rows, member lists, name and block counts, samples and redirects, and answer the
 same look-ups and pages.
 """
@@ -24,15 +24,6 @@ from paperdesk.resolve.authors_profiles import find_authors, profile, search_aut
 from paperdesk.store import open_store
 from paperdesk.store.base import Store
 from paperdesk.store.rows import unpack_ids
-from paperdesk.store.sql import authors_tables as tables
-
-
-def _current(base: str, cols: str) -> str:
-    """The rows of `base` as they are now: a day's delta rows stand for their base rows."""
-    return (
-        f"SELECT {cols} FROM {base}_delta UNION ALL SELECT {cols} FROM {base} b"  # noqa: S608
-        f" WHERE NOT EXISTS (SELECT 1 FROM {base}_delta d WHERE d.author_id = b.author_id)"
-    )
 
 
 def _tables(store: Store) -> dict[str, Any]:
@@ -48,7 +39,7 @@ def _tables(store: Store) -> dict[str, Any]:
         "profiles": list(store.authors.profile_rows()),
         "members": sorted(
             (a, sorted(by_id[i] for i in unpack_ids(bytes(b))))
-            for a, b in q(_current("author_members", "author_id, ids")).fetchall()
+            for a, b in q("SELECT author_id, ids FROM author_members").fetchall()
         ),
         "names": store.authors.counted_rows("author_names"),
         "blocks": store.authors.counted_rows("author_blocks"),
@@ -62,7 +53,7 @@ def _tables(store: Store) -> dict[str, Any]:
 
 
 def _stats(report: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in report.items() if k not in ("seconds", "folded")}
+    return {k: v for k, v in report.items() if k != "seconds"}
 
 
 @pytest.mark.postgres
@@ -74,8 +65,6 @@ def test_postgresql_gives_the_author_profiles_sqlite_gives(
     day_file.write_bytes(b"".join(day_lines))
     monkeypatch.setattr(authors_stream, "STREAM_MIN", 0)  # SQLite's full run in workers
     monkeypatch.setattr(authors_context, "DAY_MIN", 1)  # and both days in workers
-    monkeypatch.setattr(tables, "FOLD_MIN", 0)  # the runs after the day fold its deltas
-    monkeypatch.setattr(tables, "FOLD_SHARE", 10**6)
     seen: list[dict[str, Any]] = []
     for target in (str(tmp_path / "same.db"), pg_url):
         with open_store(target) as store:
@@ -91,7 +80,6 @@ def test_postgresql_gives_the_author_profiles_sqlite_gives(
                 by_block.setdefault(p.block, []).append(p)
             block = max(by_block, key=lambda b: (len(by_block[b]), b))
             a, b = sorted(by_block[block], key=lambda p: (-p.n_records, p.author_id))[:2]
-            assert store.authors.deltas_due()
             merged = merge_authors(store, a.author_id, b.author_id, who="carol")["author_id"]
             assert merged is not None
             keys = sorted({s.record_key for s in store.authors.signatures_of_author(merged)})
@@ -109,3 +97,44 @@ def test_postgresql_gives_the_author_profiles_sqlite_gives(
     for key in lite:
         assert pg[key] == lite[key], key
 
+
+
+_PG_DELTAS = (
+    "CREATE TABLE author_profiles_delta (LIKE author_profiles INCLUDING ALL)",
+    "CREATE TABLE author_members_delta (LIKE author_members INCLUDING ALL)",
+    "CREATE TABLE author_names_delta (LIKE author_names INCLUDING ALL)",
+    "CREATE TABLE author_blocks_delta (LIKE author_blocks INCLUDING ALL)",
+)
+
+
+@pytest.mark.postgres
+def test_postgresql_store_with_day_deltas_folds_them_on_open(tmp_path: Path, pg_url: str) -> None:
+    """PostgreSQL's migration 101 (MERGE) folds a day's deltas as SQLite's does: a store
+    rewritten into migration 041's layout (a third of its profiles in the delta tables,
+    half of those there alone; counts split, some below zero) reads, once reopened, exactly
+    as the same store never rewritten (in a SQLite file)."""
+    lite = str(tmp_path / "same.db")
+    for target in (lite, pg_url):
+        with open_store(target) as store:
+            ingest_paths(store, [shared_file(FEED_HEAD)])
+            pipeline.run(store, ["works", "authors"])
+    with open_store(pg_url) as store:
+        ids = sorted(store.authors.profile_ids())[::3]
+        half = ids[: len(ids) // 2]
+        q = store.conn.raw  # type: ignore[attr-defined]  # a test rewrites the tables (psycopg %s)
+        with store.transaction():
+            for sql in _PG_DELTAS:
+                q(sql)
+            for t in ("author_profiles", "author_members"):
+                q(f"INSERT INTO {t}_delta SELECT * FROM {t} WHERE author_id = ANY(%s)", (ids,))  # noqa: S608
+                q(f"DELETE FROM {t} WHERE author_id = ANY(%s)", (half,))  # noqa: S608
+            for t, col in (("author_names", "name_folded"), ("author_blocks", "block")):
+                q(f"INSERT INTO {t}_delta SELECT * FROM {t} WHERE author_id = ANY(%s)", (half,))  # noqa: S608
+                q(f"DELETE FROM {t} WHERE author_id = ANY(%s)", (half,))  # noqa: S608
+                rest = ids[len(half):]
+                q(f"UPDATE {t} SET n = n + 1 WHERE author_id = ANY(%s)", (rest,))  # noqa: S608
+                q(f"INSERT INTO {t}_delta SELECT {col}, author_id, -1 FROM {t} WHERE author_id = ANY(%s)", (rest,))  # noqa: S608
+            q("DELETE FROM migrations WHERE name = '101_drop_author_deltas.sql'")
+        assert len(half) > 50
+    with open_store(pg_url) as pg, open_store(lite) as want:
+        assert _tables(pg) == _tables(want)

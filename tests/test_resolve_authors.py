@@ -742,15 +742,10 @@ def _top(store: SQLiteStore, block: str, k: int = 0) -> str:
     return rows[k][1]
 
 
-# The profiles and member lists as they are now, written out apart from the store's own
-# combining queries: the delta's rows (migration 041), then the base rows it does not hold.
+# The profiles and member lists as stored, under the names the checks below read.
 _CURRENT_VIEWS = """
-CREATE TEMP VIEW IF NOT EXISTS cur_profiles AS
-    SELECT * FROM author_profiles_delta UNION ALL SELECT * FROM author_profiles
-    WHERE author_id NOT IN (SELECT author_id FROM author_profiles_delta);
-CREATE TEMP VIEW IF NOT EXISTS cur_members AS
-    SELECT * FROM author_members_delta UNION ALL SELECT * FROM author_members
-    WHERE author_id NOT IN (SELECT author_id FROM author_members_delta);
+CREATE TEMP VIEW IF NOT EXISTS cur_profiles AS SELECT * FROM author_profiles;
+CREATE TEMP VIEW IF NOT EXISTS cur_members AS SELECT * FROM author_members;
 """
 
 
@@ -863,8 +858,7 @@ def test_author_names_stay_exact_under_every_write(openreview: LabelledSet, tmp_
 
 
 def _logical(conn: sqlite3.Connection) -> dict[str, object]:
-    """Everything a reader can get of the author tables, however the rows are split
-    between base and delta tables (migration 041); times aside."""
+    """Everything a reader can get of the author tables; times aside."""
     q = conn.execute
     ids = sorted(db.profile_ids(conn))
     shown = {a: lookup.get_profile_row(conn, a) for a in ids}
@@ -884,31 +878,51 @@ def _logical(conn: sqlite3.Connection) -> dict[str, object]:
     }
 
 
-def _delta_ids(conn: sqlite3.Connection) -> set[str]:
-    return {r[0] for r in conn.execute("SELECT author_id FROM author_profiles_delta")}
+_DELTA_TABLES = """
+CREATE TABLE author_profiles_delta (author_id TEXT PRIMARY KEY, name TEXT NOT NULL,
+    name_folded TEXT, block TEXT NOT NULL, n_signatures INTEGER NOT NULL,
+    n_records INTEGER NOT NULL, givens TEXT, reps TEXT, variants TEXT,
+    created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE author_members_delta (author_id TEXT PRIMARY KEY, ids BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE author_names_delta (name_folded TEXT NOT NULL, author_id TEXT NOT NULL,
+    n INTEGER NOT NULL, PRIMARY KEY (name_folded, author_id)) WITHOUT ROWID;
+CREATE TABLE author_blocks_delta (block TEXT NOT NULL, author_id TEXT NOT NULL,
+    n INTEGER NOT NULL, PRIMARY KEY (block, author_id)) WITHOUT ROWID;
+"""
 
 
-def _delta_rows(conn: sqlite3.Connection) -> int:
-    return sum(
-        conn.execute(f"SELECT COUNT(*) FROM {t}_delta").fetchone()[0]  # noqa: S608
-        for t in ("author_profiles", "author_members", "author_names", "author_blocks")
-    )
+def _as_deltas(conn: sqlite3.Connection, ids: list[str]) -> None:
+    """Rewrite a store into migration 041's layout as a day left it: the rows of profiles
+    `ids` in the delta tables (those of the first half there alone, as profiles a day
+    created), and counts split between base and delta, one of them below zero."""
+    for sql in _DELTA_TABLES.split(";")[:-1]:
+        conn.execute(sql)
+    marks = ", ".join("?" * len(ids))
+    for t in ("author_profiles", "author_members"):
+        conn.execute(f"INSERT INTO {t}_delta SELECT * FROM {t} WHERE author_id IN ({marks})", ids)  # noqa: S608
+        half = ids[: len(ids) // 2]
+        conn.execute(f"DELETE FROM {t} WHERE author_id IN ({', '.join('?' * len(half))})", half)  # noqa: S608
+    for t, col in (("author_names", "name_folded"), ("author_blocks", "block")):
+        rows = conn.execute(
+            f"SELECT {col}, author_id, n FROM {t} WHERE author_id IN ({marks}) ORDER BY 1, 2", ids  # noqa: S608
+        ).fetchall()
+        for k, (key, aid, n) in enumerate(rows):
+            if k % 3 == 0:  # all of it in the delta
+                conn.execute(f"DELETE FROM {t} WHERE {col} = ? AND author_id = ?", (key, aid))  # noqa: S608
+                conn.execute(f"INSERT INTO {t}_delta VALUES (?, ?, ?)", (key, aid, n))  # noqa: S608
+            elif k % 3 == 1:  # the base one too many, the delta taking it back
+                conn.execute(f"UPDATE {t} SET n = n + 1 WHERE {col} = ? AND author_id = ?", (key, aid))  # noqa: S608
+                conn.execute(f"INSERT INTO {t}_delta VALUES (?, ?, -1)", (key, aid))  # noqa: S608
+    conn.execute("DELETE FROM migrations WHERE name = '101_drop_author_deltas.sql'")
 
 
-def _base_ids(conn: sqlite3.Connection, table: str = "author_profiles") -> set[str]:
-    return {r[0] for r in conn.execute(f"SELECT author_id FROM {table}")}  # noqa: S608
-
-
-def test_day_deltas_and_their_fold_leave_the_same_store(
-    openreview: LabelledSet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_day_keeps_creation_times_and_counts_through_curations(
+    openreview: LabelledSet, tmp_path: Path
 ) -> None:
-    """A day writes its profiles' rows to the delta tables (migration 041), and a later
-    run folds them into the base ones in another process beside its reads once they have
-    grown: the same history (full run, a day with a record that lost an author, author
-    merge joining two blocks, split, claim, another day, a full re-run) kept in the deltas
-    throughout, and folded at the start of every run, leaves the same store by every
-    reader, and each step passes the name and member checks. A profile keeps the creation
-    time of its base row when a day rewrites it."""
+    """A history of full run, a day with a record that lost an author, an author merge
+    joining two blocks, a split, a claim, another day and a full re-run: each step leaves
+    the name counts and member lists exact, and a profile a day rewrites keeps its
+    creation time."""
     from msgspec.structs import replace
 
     recs = _records(openreview, {"Jun Liu", "Chelsea Finn", "Yang Liu", "Jian Zhang"})
@@ -916,73 +930,74 @@ def test_day_deltas_and_their_fold_leave_the_same_store(
     random.Random(7).shuffle(order)
     cut, cut2 = int(len(order) * 0.6), int(len(order) * 0.8)
     first = order[0]
-    stores = {mode: open_store(tmp_path / f"{mode}.db") for mode in ("kept", "folded")}
+    store = open_store(tmp_path / "h.db")
 
-    def each(step: object) -> None:
-        for mode, store in stores.items():
-            monkeypatch.setattr(tables, "FOLD_MIN", 10**9 if mode == "kept" else -1)
-            monkeypatch.setattr(tables, "FOLD_SHARE", 10**9)
-            held = _delta_ids(store.conn)
-            step(store)  # type: ignore[operator]
-            assert_names_exact(store.conn)
-            if mode == "folded":  # what the deltas held went to the base first
-                assert held & store.authors.profile_ids() <= _base_ids(store.conn)
-        kept, folded = (stores[m].conn for m in ("kept", "folded"))
-        assert _logical(kept) == _logical(folded)
+    def day(batch: list) -> None:
+        created = {a: store.authors.get_profile_row(a) for a in store.authors.profile_ids()}
+        store.put_records(batch, origin="test")
+        later = db.now_seconds() + 1000
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(tables, "now_seconds", lambda: later)
+            resolve_authors(store)
+        rewritten = 0
+        for a in store.authors.profile_ids() & created.keys():
+            was, now = created[a], store.authors.get_profile_row(a)
+            assert was is not None and now is not None
+            assert now["created_at"] == was["created_at"]
+            rewritten += now["updated_at"] != was["updated_at"]
+        assert rewritten
+        assert_names_exact(store.conn)
 
-    def day(batch: list) -> object:
-        def run(store: SQLiteStore) -> None:
-            had = _delta_rows(store.conn) > 0
-            created = {a: store.authors.get_profile_row(a) for a in store.authors.profile_ids()}
-            store.put_records(batch, origin="test")
-            later = db.now_seconds() + 1000
-            with monkeypatch.context() as m:
-                m.setattr(tables, "now_seconds", lambda: later)
-                stats = resolve_authors(store)
-            assert stats.folded == (store is stores["folded"] and had)
-            rewritten = 0
-            for a in store.authors.profile_ids() & created.keys():
-                was, now = created[a], store.authors.get_profile_row(a)
-                assert was is not None and now is not None
-                assert now["created_at"] == was["created_at"]
-                rewritten += now["updated_at"] != was["updated_at"]
-            assert rewritten
-        return run
+    store.put_records(order[:cut], origin="test")
+    resolve_authors(store)
+    assert_names_exact(store.conn)
+    day([*order[cut:cut2], replace(first, authors=first.authors[:-1], raw=first.raw + b" x")])
+    merge_authors(store, _top(store, "liu j"), _top(store, "liu y"), who="t")
+    assert_names_exact(store.conn)
+    finn = _top(store, "finn c")
+    keys = [r.record_key for r in store.authors.signatures_of_author(finn)]
+    split_author(store, finn, keys[:2], who="t")
+    assert_names_exact(store.conn)
+    finn = _top(store, "finn c")
+    key = store.authors.signatures_of_author(finn)[0].record_key
+    pos = next(r.position for r in store.authors.signatures_of_records([key]) if r.block == "finn c")
+    claim_record(store, _top(store, "finn c", 1), key, position=pos, who="t")
+    assert_names_exact(store.conn)
+    day(order[cut2:])
+    resolve_authors(store, full=True)
+    assert_names_exact(store.conn)
+    store.close()
 
-    each(lambda s: (s.put_records(order[:cut], origin="test"), resolve_authors(s)))
-    assert _delta_rows(stores["kept"].conn) == 0  # a full run writes the base tables
-    each(day([*order[cut:cut2], replace(first, authors=first.authors[:-1], raw=first.raw + b" x")]))
-    assert _delta_rows(stores["kept"].conn) > 0
-    each(lambda s: merge_authors(s, _top(s, "liu j"), _top(s, "liu y"), who="t"))
 
-    def split(store: SQLiteStore) -> None:
-        finn = _top(store, "finn c")
-        keys = [r.record_key for r in store.authors.signatures_of_author(finn)]
-        split_author(store, finn, keys[:2], who="t")
-
-    each(split)
-
-    def claim(store: SQLiteStore) -> None:
-        finn = _top(store, "finn c")
-        key = store.authors.signatures_of_author(finn)[0].record_key
-        pos = next(
-            r.position for r in store.authors.signatures_of_records([key]) if r.block == "finn c"
-        )
-        claim_record(store, _top(store, "finn c", 1), key, position=pos, who="t")
-
-    each(claim)
-    each(day(order[cut2:]))
-    kept = stores["kept"].conn
-    assert _delta_ids(kept) - _base_ids(kept)  # profiles the day created: in the deltas alone
-    before = _logical(kept)
-    with stores["kept"].transaction():
-        db.fold_deltas(kept)
-    assert _delta_rows(kept) == 0 and _logical(kept) == before
-    assert_names_exact(kept)
-    each(lambda s: resolve_authors(s, full=True))
-    assert _delta_rows(stores["kept"].conn) == 0
-    for store in stores.values():
-        store.close()
+def test_store_with_day_deltas_folds_them_on_open(openreview: LabelledSet, tmp_path: Path) -> None:
+    """A store left by a day in migration 041's layout (profiles, members and counts partly
+    in delta tables) gets them folded into the base tables on open (migration 101): every
+    reader then sees what a store that never had them holds, and its next day decides the
+    same."""
+    recs = _records(openreview, {"Jun Liu", "Chelsea Finn", "Yang Liu"})
+    order = list(recs)
+    random.Random(3).shuffle(order)
+    cut = int(len(order) * 0.7)
+    paths = {m: tmp_path / f"{m}.db" for m in ("old", "new")}
+    for path in paths.values():
+        with open_store(path) as s:
+            s.put_records(order[:cut], origin="test")
+            resolve_authors(s)
+    with open_store(paths["old"]) as s:
+        ids = sorted(s.authors.profile_ids())[::3]
+        assert len(ids) > 10
+        with s.transaction():
+            _as_deltas(s.conn, ids)
+    want, got = open_store(paths["new"]), open_store(paths["old"])
+    assert not got.conn.execute("SELECT 1 FROM sqlite_master WHERE name LIKE '%_delta'").fetchall()
+    assert _logical(got.conn) == _logical(want.conn)
+    assert_names_exact(got.conn)
+    for s in (got, want):
+        s.put_records(order[cut:], origin="test")
+        resolve_authors(s)
+    assert _logical(got.conn) == _logical(want.conn)
+    got.close()
+    want.close()
 
 
 def _resolved(path: Path, recs: list) -> SQLiteStore:
@@ -1165,43 +1180,3 @@ def test_members_with_coded_keys_score_like_their_records(openreview: LabelledSe
         assert np.array_equal(pair_cannot(codes, a, b), pair_cannot(text, a, b))
 
 
-def test_put_profiles_with_stored_blocks_writes_what_a_base_look_up_does(tmp_path: Path) -> None:
-    """`put_profiles` given the rows' current blocks (as a day reads them) puts every row
-    where looking each one up in the base puts it: a changed block into the base, a
-    delta-only profile's changed block into the delta, the rest into the delta."""
-
-    def row(aid: str, block: str, n: int) -> db.ProfileRow:
-        return db.ProfileRow(
-            aid, "Ada Lovelace", "ada lovelace", block, n, n, ["Ada"], [f"{aid}#0"],
-            [("Ada Lovelace", "ada lovelace", "Ada", block, n)],
-        )
-
-    tables = {}
-    for mode in ("looked up", "given"):
-        store = open_store(tmp_path / f"{mode}.db")
-        conn = store.conn
-        with store.transaction():
-            db.put_profiles(conn, [row("a1", "lovelace a", 1), row("a2", "lovelace a", 1)], base=True)
-            db.put_profiles(conn, [row("a3", "lovelace a", 1), row("a2", "lovelace a", 2)])
-        states = db.profile_states(conn, ["a1", "a2", "a3", "a4"])
-        assert {a: s.block for a, s in states.items()} == dict.fromkeys(("a1", "a2", "a3"), "lovelace a")
-        day = [
-            row("a1", "lovelace ad", 3), row("a2", "lovelace a", 3), row("a3", "lovelace ad", 2),
-            row("a4", "lovelace a", 1),
-        ]
-        with store.transaction():
-            if mode == "given":
-                blocks = {a: s.block for a, s in states.items()}
-                db.put_profiles(conn, map(db.pack_profile, day), stored_blocks=blocks)
-            else:
-                db.put_profiles(conn, day)
-        tables[mode] = {
-            t: conn.execute(
-                f"SELECT author_id, block, n_signatures FROM {t} ORDER BY 1"  # noqa: S608
-            ).fetchall()
-            for t in ("author_profiles", "author_profiles_delta")
-        }
-        store.close()
-    assert tables["given"] == tables["looked up"]
-    assert tables["given"]["author_profiles"] == [("a1", "lovelace ad", 3), ("a2", "lovelace a", 1)]
-    assert [r[0] for r in tables["given"]["author_profiles_delta"]] == ["a2", "a3", "a4"]

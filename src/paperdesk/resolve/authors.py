@@ -61,9 +61,6 @@ class AuthorStats:
     profiles_created: int = 0
     profiles_removed: int = 0
     profiles_total: int = 0
-    folded: bool = False
-    """Earlier days' delta tables were folded into the base ones beside this run's reads
-    (see migration 041)."""
     curations_applied: int = 0
     units: int = 0
     """Author positions of works (see `authors_units`) the new signatures formed."""
@@ -251,30 +248,7 @@ def resolve_authors(
 ) -> AuthorStats:
     """Attribute new and changed records' signatures to profiles (see the module doc)."""
     model = model or default_model()
-    runs_full = _runs_full(store, full, model)
-    # The deltas of earlier days go into the base tables once they have grown (migration
-    # 041; a full run rewrites everything anyway). Until session 14 another process folded
-    # them and checkpointed the works stage's WAL beside this run's reads; timed side by
-    # side on the 1M day it bought nothing on a day without a fold (9.5-10.6 s without it,
-    # 10.6-11.3 s with) and about a second on a fold day, so the fold runs here.
-    folded = not runs_full and store.authors.deltas_due()
-    if folded:
-        with store.transaction():
-            store.authors.fold_deltas()
-    stats = _resolve_authors(store, full=full, model=model)
-    stats.folded = folded
-    return stats
-
-
-def _runs_full(store: Store, full: bool, model: PairModel) -> bool:
-    """Whether this run resolves every record (asked, first run, or a new model/format)."""
-    state = store.get_checkpoint(CHECKPOINT) or {}
-    return (
-        full
-        or not int(state.get("seq", 0))
-        or state.get("model") != model.meta.get("version")
-        or state.get("format") != FORMAT
-    )
+    return _resolve_authors(store, full=full, model=model)
 
 
 def _resolve_authors(

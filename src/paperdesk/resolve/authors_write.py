@@ -94,7 +94,7 @@ def refresh_profiles(
             keep = set(members)
             cands = [c for c in cands if c in keep] or members
         packed.append(pack_profile(_profile_row(aid, variants, n_records, cands)))
-    authors.put_profiles(packed, stored_blocks={a: st.block for a, st in states.items()})
+    authors.put_profiles(packed)
     alive = {p[0] for p in packed}
     sampled = {s for p in packed for s in orjson.loads(p[7])}
     return alive, sampled, alive - states.keys()
@@ -175,7 +175,7 @@ def write_full(
     exact = authors.record_counts(curated)
     for p in profiles:
         p.n_records = exact.get(p.author_id, p.n_records)
-    authors.put_profiles(profiles, base=True)
+    authors.put_profiles(profiles)
     keep_samples(authors, sigs, vecs, {r for p in profiles for r in p.reps})
     return {p.author_id for p in profiles}
 

@@ -10,7 +10,7 @@ below, never a connection. Profile ids are `a` + 10 hex digits, signature ids
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -159,13 +159,7 @@ class AuthorRepository(Protocol):
         ...
 
     # -- profiles --
-    def put_profiles(
-        self,
-        profiles: Iterable[ProfileRow | PackedProfile],
-        *,
-        base: bool = False,
-        stored_blocks: Mapping[str, str] | None = None,
-    ) -> None: ...
+    def put_profiles(self, profiles: Iterable[ProfileRow | PackedProfile]) -> None: ...
 
     def profile_rows(self, author_ids: Iterable[str] | None = None) -> Iterator[ProfileRow]: ...
 
@@ -198,14 +192,6 @@ class AuthorRepository(Protocol):
     def profiles_in_block(self, block: str, limit: int = 200) -> list[str]: ...
 
     def search_profiles(self, words: Sequence[str], limit: int = 50) -> list[str]: ...
-
-    def deltas_due(self) -> bool:
-        """Whether the next day folds the deltas into the base tables."""
-        ...
-
-    def fold_deltas(self) -> None:
-        """Move the deltas into the base tables, in the caller's transaction."""
-        ...
 
     def delete_all(self) -> None:
         """Every signature, profile and sample (a full run rebuilds them)."""

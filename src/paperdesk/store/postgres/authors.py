@@ -81,7 +81,6 @@ class PGAuthors(Authors):
     def _members_rebuild(self) -> None:
         """`author_members` packed again from every signature (after a bulk write)."""
         self.conn.execute("DELETE FROM author_members")
-        self.conn.execute("DELETE FROM author_members_delta")
         rows = self.conn.raw(
             "SELECT author_id, array_agg(id) FROM author_signatures"
             " GROUP BY author_id ORDER BY author_id"

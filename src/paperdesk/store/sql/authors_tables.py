@@ -6,13 +6,14 @@ look-ups of pages and the CLI and the curation log, `authors.Authors` the reads 
 records a run resolves. Each backend completes it into its repository (`store.authors`,
 `paperdesk.store.authors_base.AuthorRepository`) with a run's staged rows and the few
 statements it spells its own way (`sqlite/authors*.py`, `postgres/authors.py`). Tables come
-from `migrations/030_authors.sql` … `041_author_deltas.sql`.
+from `migrations/030_authors.sql` … `039_author_profiles_slim.sql` (`041`'s day deltas
+went in migration 101).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import orjson
@@ -37,41 +38,10 @@ _CHUNK = 500
 
 
 
-# -- base tables and day deltas (migration 041) -------------------------------------------
-#
-# A day writes a touched profile's rows to small `*_delta` tables instead of the large base
-# tables: `author_profiles_delta` / `author_members_delta` hold the whole current row of a
-# profile and stand for its base row; `author_names_delta` / `author_blocks_delta` hold
-# signed count changes added to the base counts. Every reader below combines the two, a
-# full run writes the base (and empties the deltas), and `fold_deltas` moves the deltas into
-# the base once they hold more than 1/FOLD_SHARE as many profiles as it does.
-
-FOLD_SHARE = 8
-FOLD_MIN = 2000
-"""Profiles the deltas may always hold before a day folds them (a small store folds at
-this size rather than every day)."""
-
-
 def _current(base: str, cols: str, where: str) -> str:
-    """SQL for the rows of `base` (`author_profiles` or `author_members`) as they are now,
-    restricted by `where` (bound twice: give the arguments twice): the delta's rows, then
-    the base rows whose profile has none there. Table, columns and condition are ours."""
-    return (
-        f"SELECT {cols} FROM {base}_delta WHERE {where} UNION ALL"  # noqa: S608
-        f" SELECT {cols} FROM {base} b WHERE {where} AND NOT EXISTS"
-        f" (SELECT 1 FROM {base}_delta d WHERE d.author_id = b.author_id)"
-    )
-
-
-def _counted(table: str, column: str, cols: str, where: str) -> str:
-    """SQL for the (`column`, author_id) rows of a count table (`author_names`,
-    `author_blocks`) that hold now, restricted by `where` (bound twice), with the `cols`
-    asked of each group, `n` being the summed count."""
-    return (
-        f"SELECT {cols} FROM (SELECT {column}, author_id, n FROM {table} WHERE {where}"  # noqa: S608
-        f" UNION ALL SELECT {column}, author_id, n FROM {table}_delta WHERE {where}) c"
-        f" GROUP BY {column}, author_id HAVING SUM(n) > 0"
-    )
+    """SQL for `cols` of the rows of `base` restricted by `where` (table, columns and
+    condition are ours)."""
+    return f"SELECT {cols} FROM {base} WHERE {where}"  # noqa: S608
 
 
 _SIG_COLS = "sig_id, record_key, position, name, name_folded, block, author_id, given"
@@ -103,12 +73,6 @@ _PROFILE_INTO = (
 )
 _PROFILE_UPSERT = (
     f"INSERT INTO author_profiles{_PROFILE_INTO} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"  # noqa: S608
-    + _PROFILE_SET
-)
-# A day's row: created when its base row was, if it has one.
-_PROFILE_UPSERT_DELTA = (
-    f"INSERT INTO author_profiles_delta{_PROFILE_INTO} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,"  # noqa: S608
-    " COALESCE((SELECT created_at FROM author_profiles WHERE author_id = ?), ?), ?)"
     + _PROFILE_SET
 )
 
@@ -160,7 +124,7 @@ class AuthorTables:
             authors.update(
                 r[0]
                 for r in self.conn.execute(
-                    _counted("author_blocks", "block", "author_id", where), [*chunk, *chunk]
+                    _current("author_blocks", "author_id", where), list(chunk)
                 )
             )
         out = [SignatureRow(*r) for r in self._member_rows(authors, _SIG_COLS) if r[5] in chunk_of]
@@ -204,7 +168,7 @@ class AuthorTables:
             out.update(
                 (a, unpack_ids(b))
                 for a, b in self.conn.execute(
-                    _current("author_members", "author_id, ids", where), [*chunk, *chunk]
+                    _current("author_members", "author_id, ids", where), list(chunk)
                 )
             )
         return out
@@ -224,8 +188,8 @@ class AuthorTables:
     def _members_change(
         self, gained: dict[str, set[int]], lost: dict[str, set[int]]
     ) -> None:
-        """Add and remove signature ids of profiles (the changed lists go to the delta); a
-        profile left with none loses its row."""
+        """Add and remove signature ids of profiles; a profile left with none loses its
+        row."""
         current = self._members([*gained, *lost])
         puts: list[tuple[str, bytes]] = []
         gone: list[tuple[str]] = []
@@ -236,10 +200,9 @@ class AuthorTables:
             else:
                 gone.append((aid,))
         self.conn.executemany(
-            "INSERT OR REPLACE INTO author_members_delta (author_id, ids) VALUES (?, ?)", puts
+            "INSERT OR REPLACE INTO author_members (author_id, ids) VALUES (?, ?)", puts
         )
         self.conn.executemany("DELETE FROM author_members WHERE author_id = ?", gone)
-        self.conn.executemany("DELETE FROM author_members_delta WHERE author_id = ?", gone)
 
     def _members_rebuild(self) -> None:
         """`author_members` packed again from every signature (after a bulk write)."""
@@ -249,33 +212,33 @@ class AuthorTables:
         return int(self.conn.execute("SELECT COUNT(*) FROM author_signatures").fetchone()[0])
 
     def name_forms(self) -> list[str]:
-        """Every folded name the store's signatures carry (a name whose signatures all went
-        in the day's deltas may still be listed: name statistics count distinct names)."""
-        rows = self.conn.execute(
-            "SELECT name_folded FROM author_names UNION SELECT name_folded FROM author_names_delta"
-        )
+        """Every folded name the store's signatures carry."""
+        rows = self.conn.execute("SELECT DISTINCT name_folded FROM author_names")
         return [r[0] for r in rows]
 
     def counted_rows(self, table: str) -> list[tuple[str, str, int]]:
         """Every (name or block, profile, signatures) that `author_names` or `author_blocks`
-        (`table`) holds now, its delta added, in key order (tests and checks)."""
+        (`table`) holds, in key order (tests and checks)."""
         column = _COUNTED[table]
-        sql = _counted(table, column, f"{column}, author_id, SUM(n)", "1 = 1")
+        sql = _current(table, f"{column}, author_id, n", "1 = 1")
         return self.conn.execute(f"{sql} ORDER BY {column}, author_id").fetchall()
 
     def _names_change(self, deltas: dict[NameKey, int]) -> None:
-        """Add `deltas` (signatures gained, or lost when negative) to the deltas of
-        `author_names` and `author_blocks`. A row whose sum comes to zero stays until the
-        next fold, which drops it (readers skip it meanwhile)."""
+        """Add `deltas` (signatures gained, or lost when negative) to the counts of
+        `author_names` and `author_blocks`; a row whose count comes to zero goes."""
         for table, column in _COUNTED.items():
             by: Counter[tuple[str, str]] = Counter()
             for (folded, aid, block), d in deltas.items():
                 by[(folded if column == "name_folded" else block, aid)] += d
             changed = sorted((k, d) for k, d in by.items() if d)
             self.conn.executemany(
-                f"INSERT INTO {table}_delta ({column}, author_id, n) VALUES (?, ?, ?)"  # noqa: S608
-                f" ON CONFLICT({column}, author_id) DO UPDATE SET n = {table}_delta.n + excluded.n",
+                f"INSERT INTO {table} ({column}, author_id, n) VALUES (?, ?, ?)"  # noqa: S608
+                f" ON CONFLICT({column}, author_id) DO UPDATE SET n = {table}.n + excluded.n",
                 ((*k, d) for k, d in changed),
+            )
+            self.conn.executemany(
+                f"DELETE FROM {table} WHERE {column} = ? AND author_id = ? AND n <= 0",  # noqa: S608
+                (k for k, d in changed if d < 0),
             )
 
     def _counted_rows(self, where: str, args: Sequence[Any]) -> list[CountedRow]:
@@ -300,7 +263,6 @@ class AuthorTables:
         bulk write): one sort of the table each instead of a random upsert per row."""
         for table, column in _COUNTED.items():
             self.conn.execute(f"DELETE FROM {table}")  # noqa: S608
-            self.conn.execute(f"DELETE FROM {table}_delta")  # noqa: S608
             self.conn.execute(
                 f"INSERT INTO {table} ({column}, author_id, n)"  # noqa: S608
                 f" SELECT {column}, author_id, COUNT(*) FROM author_signatures"
@@ -314,55 +276,13 @@ class AuthorTables:
             self.conn.execute(f"DELETE FROM author_signatures WHERE {where}", list(chunk))  # noqa: S608
             self._count(gone, -1)
 
-    def put_profiles(
-        self,
-        profiles: Iterable[ProfileRow | PackedProfile],
-        *,
-        base: bool = False,
-        stored_blocks: Mapping[str, str] | None = None,
-    ) -> None:
+    def put_profiles(self, profiles: Iterable[ProfileRow | PackedProfile]) -> None:
         """Insert or update these profiles' rows (given as `ProfileRow`, or already packed by
-        `pack_profile`), in the slim form of migration 039: into the delta (a day's few
-        thousand rows: see `_current`), or with `base` into the base table (a full run, whose
-        base is empty). A profile whose block is no longer its base row's goes to the base too
-        (a few a day), so that a profile's base row and delta row are always in one block and
-        `profile_summaries` can tell a replaced row without a look-up per row.
-
-        `stored_blocks`: the current block of every one of these profiles that has a row (as
-        `profile_states` read them). A delta row shares its base row's block, so only the
-        profiles whose block changed are then looked up in the base (instead of all ~10k rows
-        of a 1M day)."""
+        `pack_profile`), in the slim form of migration 039; an updated row keeps its
+        creation time."""
         stamp = now_seconds()
         rows = [p if isinstance(p, tuple) else pack_profile(p) for p in profiles]
-        moved: set[str] = set()
-        if not base:
-            block_of = {p[0]: p[3] for p in rows}
-            asked = sorted(
-                block_of
-                if stored_blocks is None
-                else (a for a, b in block_of.items() if a in stored_blocks and stored_blocks[a] != b)
-            )
-            for chunk in chunks(asked):
-                moved.update(
-                    a
-                    for a, b in self.conn.execute(
-                        "SELECT author_id, block FROM author_profiles"  # noqa: S608
-                        f" WHERE author_id IN ({placeholders(len(chunk))})",
-                        list(chunk),
-                    )
-                    if b != block_of[a]
-                )
-            self.conn.executemany(
-                "DELETE FROM author_profiles_delta WHERE author_id = ?", ((a,) for a in sorted(moved))
-            )
-        self.conn.executemany(
-            _PROFILE_UPSERT, [(*p, stamp, stamp) for p in rows if base or p[0] in moved]
-        )
-        if not base:
-            self.conn.executemany(
-                _PROFILE_UPSERT_DELTA,
-                [(*p, p[0], stamp, stamp) for p in rows if p[0] not in moved],
-            )
+        self.conn.executemany(_PROFILE_UPSERT, [(*p, stamp, stamp) for p in rows])
 
     def profile_rows(
         self, author_ids: Iterable[str] | None = None
@@ -386,58 +306,15 @@ class AuthorTables:
             where = f"author_id IN ({placeholders(len(chunk))})"
             yield from map(decode, self.conn.execute(
                 _current("author_profiles", _PROFILE_COLS, where) + " ORDER BY author_id",
-                [*chunk, *chunk],
+                list(chunk),
             ))
 
     def delete_profiles(self, author_ids: Iterable[str]) -> None:
         gone = [(a,) for a in sorted(set(author_ids))]
         self.conn.executemany("DELETE FROM author_profiles WHERE author_id = ?", gone)
-        self.conn.executemany("DELETE FROM author_profiles_delta WHERE author_id = ?", gone)
 
     def count_profiles(self) -> int:
-        """Profiles now: the base rows, and the delta's rows of profiles the base lacks."""
-        return int(self.conn.execute(
-            "SELECT (SELECT COUNT(*) FROM author_profiles) + (SELECT COUNT(*)"
-            " FROM author_profiles_delta d WHERE NOT EXISTS"
-            " (SELECT 1 FROM author_profiles b WHERE b.author_id = d.author_id))"
-        ).fetchone()[0])
-
-    def deltas_due(self) -> bool:
-        """Whether the deltas hold more than 1/FOLD_SHARE as many profiles as the base (and
-        more than FOLD_MIN): then the next day folds them, beside its reads."""
-        held = int(self.conn.execute("SELECT COUNT(*) FROM author_profiles_delta").fetchone()[0])
-        if held <= FOLD_MIN:
-            return False
-        return held * FOLD_SHARE > int(self.conn.execute("SELECT COUNT(*) FROM author_profiles").fetchone()[0])
-
-    def _fold_statements(self) -> list[str]:
-        """SQL that moves the deltas into the base tables and empties them (in key order:
-        the rows go into each B-tree as one sorted sweep), to run in one transaction."""
-        out = [
-            f"INSERT OR REPLACE INTO author_profiles{_PROFILE_INTO} SELECT author_id, name,"  # noqa: S608
-            " name_folded, block, n_signatures, n_records, givens, reps, variants, created_at,"
-            " updated_at FROM author_profiles_delta ORDER BY author_id",
-            "INSERT OR REPLACE INTO author_members (author_id, ids)"
-            " SELECT author_id, ids FROM author_members_delta ORDER BY author_id",
-        ]
-        for table, column in _COUNTED.items():
-            out += [
-                f"INSERT INTO {table} ({column}, author_id, n) SELECT {column}, author_id, n"  # noqa: S608
-                f" FROM {table}_delta WHERE n <> 0 ORDER BY {column}, author_id"
-                f" ON CONFLICT({column}, author_id) DO UPDATE SET n = {table}.n + excluded.n",
-                f"DELETE FROM {table} WHERE n <= 0 AND ({column}, author_id) IN"  # noqa: S608
-                f" (SELECT {column}, author_id FROM {table}_delta WHERE n < 0)",
-            ]
-        return out + [
-            f"DELETE FROM {table}_delta"  # noqa: S608
-            for table in ("author_profiles", "author_members", *_COUNTED)
-        ]
-
-    def fold_deltas(self) -> None:
-        """`_fold_statements` run on this connection (inside the caller's transaction).
-        Nothing a reader sees changes: a reader's view is the same before and after."""
-        for sql in self._fold_statements():
-            self.conn.execute(sql)
+        return int(self.conn.execute("SELECT COUNT(*) FROM author_profiles").fetchone()[0])
 
     def delete_all(self) -> None:
         """Every signature, profile and sample (a full run rebuilds them; curations and
@@ -445,7 +322,6 @@ class AuthorTables:
         self.conn.execute("DELETE FROM author_signatures")
         for table in ("author_names", "author_blocks", "author_members", "author_profiles"):
             self.conn.execute(f"DELETE FROM {table}")  # noqa: S608
-            self.conn.execute(f"DELETE FROM {table}_delta")  # noqa: S608
         self.conn.execute("DELETE FROM author_samples")
 
     def put_samples(self, rows: Iterable[tuple[str, bytes, bytes, bytes]]) -> None:
@@ -487,9 +363,7 @@ class AuthorTables:
         )
 
     def profile_ids(self) -> set[str]:
-        return {r[0] for r in self.conn.execute("SELECT author_id FROM author_profiles")} | {
-            r[0] for r in self.conn.execute("SELECT author_id FROM author_profiles_delta")
-        }
+        return {r[0] for r in self.conn.execute("SELECT author_id FROM author_profiles")}
 
     def ids_in_use(self, ids: Sequence[str]) -> set[str]:
         """Those of `ids` that a profile or a redirect has (a superset when `ids` is long:
@@ -503,9 +377,8 @@ class AuthorTables:
                 r[0]
                 for r in self.conn.execute(
                     f"SELECT author_id FROM author_profiles WHERE author_id IN ({marks})"  # noqa: S608
-                    f" UNION SELECT author_id FROM author_profiles_delta WHERE author_id IN ({marks})"
                     f" UNION SELECT old_id FROM author_redirects WHERE old_id IN ({marks})",
-                    [*chunk, *chunk, *chunk],
+                    [*chunk, *chunk],
                 )
             )
         return out
@@ -517,23 +390,14 @@ class AuthorTables:
         as their stored JSON text. A day reads ~200k of them and keeps a few, so this is
         answered from an index alone (migration 035), and the caller decodes each distinct
         givens text once and reads the samples of the kept ones (`profile_samples`). In no
-        particular order. The base rows that a delta row replaces are told by their id among
-        the delta's rows of the same blocks (`put_profiles` keeps a profile's two rows in one
-        block): no look-up per base row."""
+        particular order."""
         out: list[tuple[str, str, str, int]] = []
         for chunk in chunks(sorted(set(blocks))):
-            marks = placeholders(len(chunk))
-            sql = (
+            out.extend(self.conn.execute(
                 "SELECT author_id, block, COALESCE(givens, '[]'), n_signatures"  # noqa: S608
-                f" FROM {{}} WHERE block IN ({marks})"
-            )
-            newer = self.conn.execute(sql.format("author_profiles_delta"), list(chunk)).fetchall()
-            replaced = {r[0] for r in newer}
-            out.extend(
-                r for r in self.conn.execute(sql.format("author_profiles"), list(chunk))
-                if r[0] not in replaced
-            )
-            out.extend(newer)
+                f" FROM author_profiles WHERE block IN ({placeholders(len(chunk))})",
+                list(chunk),
+            ))
         return out
 
     def profile_samples(self, author_ids: Iterable[str]) -> dict[str, list[str]]:
@@ -541,7 +405,7 @@ class AuthorTables:
         out: dict[str, list[str]] = {}
         for chunk in chunks(sorted(set(author_ids))):
             where = f"author_id IN ({placeholders(len(chunk))})"
-            rows = self.conn.execute(_current("author_profiles", "author_id, reps", where), [*chunk, *chunk])
+            rows = self.conn.execute(_current("author_profiles", "author_id, reps", where), list(chunk))
             out.update((a, orjson.loads(r or "[]")) for a, r in rows)
         return out
 
@@ -551,7 +415,7 @@ class AuthorTables:
             where = f"author_id IN ({placeholders(len(chunk))})"
             rows = self.conn.execute(
                 _current("author_profiles", "author_id, reps, n_records, variants, block", where),
-                [*chunk, *chunk],
+                list(chunk),
             )
             out.update(
                 (

@@ -29,7 +29,6 @@ class SQLiteAuthors(AuthorStage):
     def _members_rebuild(self) -> None:
         """`author_members` packed again from every signature (after a bulk write)."""
         self.conn.execute("DELETE FROM author_members")
-        self.conn.execute("DELETE FROM author_members_delta")
         self.conn.execute(
             "INSERT INTO author_members (author_id, ids)"
             " SELECT author_id, paperdesk_pack_ids(id) FROM author_signatures"
