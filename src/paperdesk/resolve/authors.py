@@ -248,12 +248,6 @@ def resolve_authors(
 ) -> AuthorStats:
     """Attribute new and changed records' signatures to profiles (see the module doc)."""
     model = model or default_model()
-    return _resolve_authors(store, full=full, model=model)
-
-
-def _resolve_authors(
-    store: Store, *, full: bool, model: PairModel
-) -> AuthorStats:
     authors = store.authors
     state = store.get_checkpoint(CHECKPOINT) or {}
     stats = AuthorStats(full=full, nickname_pairs=len(variant_pairs()) // 2)

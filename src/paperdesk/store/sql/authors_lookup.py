@@ -15,16 +15,15 @@ import orjson
 from paperdesk.store.authors_base import Curation
 from paperdesk.store.base import now
 from paperdesk.store.profiles_codec import unpack_time
-from paperdesk.store.sql.authors_tables import AuthorTables, _current
+from paperdesk.store.sql.authors_tables import AuthorTables, _select
 
 
 def _by_records(hits: str) -> str:
     """SQL ranking the profiles of `hits` (a query of their ids, maybe repeated) that have
     a row: most records first, then by id; one `LIMIT ?` parameter follows."""
     return (
-        "SELECT author_id FROM (SELECT DISTINCT author_id,"  # noqa: S608
-        " (SELECT n_records FROM author_profiles b WHERE b.author_id = h.author_id) AS n_records"
-        f" FROM ({hits}) h) r WHERE n_records IS NOT NULL ORDER BY n_records DESC, author_id LIMIT ?"
+        f"SELECT author_id FROM author_profiles WHERE author_id IN ({hits})"  # noqa: S608
+        " ORDER BY n_records DESC, author_id LIMIT ?"
     )
 
 
@@ -45,7 +44,7 @@ class AuthorLookups(AuthorTables):
     def get_profile_row(self, author_id: str) -> dict[str, Any] | None:
         cols = "author_id, name, block, n_signatures, n_records, created_at, updated_at"
         row = self.conn.execute(
-            _current("author_profiles", cols, "author_id = ?"), (author_id,)
+            _select("author_profiles", cols, "author_id = ?"), (author_id,)
         ).fetchone()
         if row is None:
             return None
@@ -54,13 +53,13 @@ class AuthorLookups(AuthorTables):
 
     def profiles_by_name(self, name_folded: str, limit: int = 50) -> list[str]:
         """Profiles having a signature written exactly so (folded), most records first."""
-        hits = _current("author_names", "author_id", "name_folded = ?")
+        hits = _select("author_names", "author_id", "name_folded = ?")
         rows = self.conn.execute(_by_records(hits), (name_folded, limit))
         return [r[0] for r in rows]
 
     def profiles_in_block(self, block: str, limit: int = 200) -> list[str]:
         rows = self.conn.execute(
-            _current("author_profiles", "author_id, n_records", "block = ?")
+            _select("author_profiles", "author_id, n_records", "block = ?")
             + " ORDER BY n_records DESC, author_id LIMIT ?",
             (block, limit),
         )
@@ -75,7 +74,7 @@ class AuthorLookups(AuthorTables):
             "%" + w.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
             for w in words
         ]
-        hits = _current("author_names", "author_id", cond)
+        hits = _select("author_names", "author_id", cond)
         rows = self.conn.execute(_by_records(hits), [*args, limit])
         return [r[0] for r in rows]
 

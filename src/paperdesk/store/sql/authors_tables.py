@@ -38,7 +38,7 @@ _CHUNK = 500
 
 
 
-def _current(base: str, cols: str, where: str) -> str:
+def _select(base: str, cols: str, where: str) -> str:
     """SQL for `cols` of the rows of `base` restricted by `where` (table, columns and
     condition are ours)."""
     return f"SELECT {cols} FROM {base} WHERE {where}"  # noqa: S608
@@ -124,7 +124,7 @@ class AuthorTables:
             authors.update(
                 r[0]
                 for r in self.conn.execute(
-                    _current("author_blocks", "author_id", where), list(chunk)
+                    _select("author_blocks", "author_id", where), list(chunk)
                 )
             )
         out = [SignatureRow(*r) for r in self._member_rows(authors, _SIG_COLS) if r[5] in chunk_of]
@@ -168,7 +168,7 @@ class AuthorTables:
             out.update(
                 (a, unpack_ids(b))
                 for a, b in self.conn.execute(
-                    _current("author_members", "author_id, ids", where), list(chunk)
+                    _select("author_members", "author_id, ids", where), list(chunk)
                 )
             )
         return out
@@ -220,7 +220,7 @@ class AuthorTables:
         """Every (name or block, profile, signatures) that `author_names` or `author_blocks`
         (`table`) holds, in key order (tests and checks)."""
         column = _COUNTED[table]
-        sql = _current(table, f"{column}, author_id, n", "1 = 1")
+        sql = _select(table, f"{column}, author_id, n", "1 = 1")
         return self.conn.execute(f"{sql} ORDER BY {column}, author_id").fetchall()
 
     def _names_change(self, deltas: dict[NameKey, int]) -> None:
@@ -299,13 +299,13 @@ class AuthorTables:
             )
 
         if author_ids is None:
-            sql = _current("author_profiles", _PROFILE_COLS, "1 = 1") + " ORDER BY author_id"
+            sql = _select("author_profiles", _PROFILE_COLS, "1 = 1") + " ORDER BY author_id"
             yield from map(decode, self.conn.execute(sql))
             return
         for chunk in chunks(sorted(set(author_ids))):
             where = f"author_id IN ({placeholders(len(chunk))})"
             yield from map(decode, self.conn.execute(
-                _current("author_profiles", _PROFILE_COLS, where) + " ORDER BY author_id",
+                _select("author_profiles", _PROFILE_COLS, where) + " ORDER BY author_id",
                 list(chunk),
             ))
 
@@ -405,7 +405,7 @@ class AuthorTables:
         out: dict[str, list[str]] = {}
         for chunk in chunks(sorted(set(author_ids))):
             where = f"author_id IN ({placeholders(len(chunk))})"
-            rows = self.conn.execute(_current("author_profiles", "author_id, reps", where), list(chunk))
+            rows = self.conn.execute(_select("author_profiles", "author_id, reps", where), list(chunk))
             out.update((a, orjson.loads(r or "[]")) for a, r in rows)
         return out
 
@@ -414,7 +414,7 @@ class AuthorTables:
         for chunk in chunks(sorted(set(author_ids))):
             where = f"author_id IN ({placeholders(len(chunk))})"
             rows = self.conn.execute(
-                _current("author_profiles", "author_id, reps, n_records, variants, block", where),
+                _select("author_profiles", "author_id, reps, n_records, variants, block", where),
                 list(chunk),
             )
             out.update(
