@@ -263,3 +263,20 @@ def test_any_text_in_any_field_parses_back(title: str, author: str, venue: str, 
     assert bib.get("eprint") is None and bib.get("doi") is None  # never valid ids here
     assert "note" not in bib or bib["note"] == DERIVED_NOTE
     assert to_ris(work).count("\nER  - ") == 1
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.characters(codec=None), max_size=40)
+       | st.lists(st.sampled_from(["a", " ", "\n", "\t", "\x0b", "\x1c", "\x85", "\xa0", "\u2028",
+                                   "\u200b", "\ufeff", "\x00", "\x7f", "\ue000", "\U0001f600"]),
+                  max_size=20).map("".join))
+def test_one_line_is_its_definition(text: str) -> None:
+    """The fast path for printable text gives what the character-by-character rule gives:
+    every whitespace one space, control/format/surrogate/private characters dropped."""
+    import unicodedata
+
+    from paperdesk.export import one_line
+
+    kept = "".join(" " if c.isspace() else c for c in text
+                   if c.isspace() or unicodedata.category(c) not in ("Cc", "Cf", "Cs", "Co"))
+    assert one_line(text) == " ".join(kept.split())

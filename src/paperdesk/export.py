@@ -67,12 +67,19 @@ _UNDECIDED = re.compile(r"\b(?:submitted to|under review|rejected|withdrawn|desk
 
 # -- text safety ---------------------------------------------------------------------------
 
+_ASCII_SPACES = {ord(c): " " for c in "\t\n\v\f\r\x1c\x1d\x1e\x1f"}
+
+
 def one_line(text: Any) -> str:
     """Any text as one line: every line break or other whitespace (CR, LF, U+2028, VT …)
     one space, control and format characters dropped."""
-    s = str(text or "")
-    s = "".join(" " if c.isspace() else c for c in s
-                if c.isspace() or unicodedata.category(c) not in ("Cc", "Cf", "Cs", "Co"))
+    s = str(text or "").translate(_ASCII_SPACES)
+    if not s.isprintable():
+        # Only then a character at a time: `isprintable` is false for exactly the
+        # categories dropped here (and for whitespace other than a space), so a printable
+        # text, the usual one, needs none of it.
+        s = "".join(" " if c.isspace() else c for c in s
+                    if c.isspace() or unicodedata.category(c) not in ("Cc", "Cf", "Cs", "Co"))
     return " ".join(s.split())
 
 

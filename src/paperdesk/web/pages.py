@@ -111,7 +111,7 @@ def register(app: FastAPI) -> None:
         data = paper_data(request, wid)
         if as_json:
             return json_response(data)
-        data["exports"] = {"bibtex": export.to_bibtex(data), "ris": export.to_ris(data)}
+        data["exports"] = {"bibtex": export.to_bibtex(data)}  # what the page shows; RIS at cite.ris
         return render(request, "paper.html", data)
 
     @app.get("/api/papers/{ref:path}", summary="A work with all its source records")
