@@ -5,6 +5,7 @@ http(s), math left for KaTeX, linear time."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from html.parser import HTMLParser
 from pathlib import Path
@@ -154,3 +155,26 @@ def test_any_input_gives_only_safe_balanced_html(parts: list[str], flavour: str,
     if not links:
         assert not c.links
     assert "<script" not in html
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from([
+    "-", "--", "'", "''", "`", "``", "a", " ", "\\", "{", "}", "$", "~", "*", "_", "[", "](https://x)",
+    "\\'e", "\\emph", "\n", "é",
+]), max_size=30).map("".join), st.sampled_from(["latex", "markdown", "plain"]))
+def test_skipping_to_token_starts_changes_nothing(text: str, flavour: str) -> None:
+    """`render` looks for tokens only where `_MARKUP_CHARS` says one can start, and takes
+    a text without `_TOKEN_STARTS` as plain text; both give what the token pattern tried
+    at every character gives."""
+    from unittest import mock
+
+    from paperdesk.web import texmarkup
+
+    def everywhere(pattern: re.Pattern[str], text: str, pos: int) -> re.Match[str] | None:
+        return pattern.search(text, pos)
+
+    with mock.patch.object(texmarkup, "_search", everywhere), \
+            mock.patch.object(texmarkup, "_MARKUP_CHARS", re.compile(".", re.DOTALL)), \
+            mock.patch.object(texmarkup, "_TOKEN_STARTS", ("",)):
+        reference = str(render(text, flavour))
+    assert str(render(text, flavour)) == reference
