@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 import re
 import time
-from html.parser import HTMLParser
 from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from html_check import Balanced, parse
 from paperdesk.web.texmarkup import render
 
 DATA = Path(__file__).parent / "data" / "shapes"
@@ -20,13 +20,11 @@ ALLOWED = {"em", "strong", "code", "u", "sup", "sub", "span", "a"}
 SPAN_CLASSES = {"sc", "dollar", "url", "cite", "footnote"}
 
 
-class Checker(HTMLParser):
+class Checker(Balanced):
     """Fails on any tag or attribute the renderer may not write, or unbalanced tags."""
 
     def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.stack: list[str] = []
-        self.text: list[str] = []
+        super().__init__()
         self.links: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -42,22 +40,11 @@ class Checker(HTMLParser):
             assert set(a) == {"class"} and a["class"] in SPAN_CLASSES, a
         else:
             assert not a, (tag, a)
-        self.stack.append(tag)
-
-    def handle_endtag(self, tag: str) -> None:
-        assert self.stack and self.stack[-1] == tag, (self.stack, tag)
-        self.stack.pop()
-
-    def handle_data(self, data: str) -> None:
-        self.text.append(data)
+        super().handle_starttag(tag, attrs)
 
 
 def check(html: str) -> Checker:
-    c = Checker()
-    c.feed(html)
-    c.close()
-    assert not c.stack, c.stack
-    return c
+    return parse(html, Checker)
 
 
 def text_of(html: str) -> str:

@@ -30,7 +30,7 @@ from paperdesk.errors import NotFoundError, PaperdeskError, QueryError, SettingE
 from paperdesk.normalize.links import safe_link
 from paperdesk.store import files_base, open_store, target_text
 from paperdesk.store.base import Store
-from paperdesk.web import security, texmarkup
+from paperdesk.web import fragments, security, texmarkup
 from paperdesk.web.cache import PageCache
 from paperdesk.web.pages import SharedSearch as pages_search
 
@@ -137,12 +137,15 @@ def create_app(db: str | Path, settings: WebSettings | None = None) -> FastAPI:
         autoescape=select_autoescape(["html", "xml"], default=True),
         trim_blocks=True,
         lstrip_blocks=True,
+        auto_reload=False,  # the templates ship with the package: no stat() per render
     )
     env.globals["version"] = __version__
     # Every href to an original goes through this (defence in depth: ingest already
     # stores only http(s) links, but a record stored before that check may not be).
     env.filters["safe_url"] = safe_link
     env.filters["tex"] = texmarkup.render  # text-mode LaTeX / Markdown → safe HTML
+    for name in ("work_title", "work_star", "author_list", "subject_list", "work_entry"):
+        env.globals[name] = getattr(fragments, name)
     app.state.templates = env
 
     static = resources.files("paperdesk.web").joinpath("static")

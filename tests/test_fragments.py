@@ -1,0 +1,59 @@
+"""The list entry and the work parts built in Python (`paperdesk.web.fragments`): hostile
+values in every field come out as text, links only to http(s) originals, tags balanced,
+and what each field holds is what a reader sees."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from html_check import Balanced, parse
+from paperdesk.web.fragments import author_list, subject_list, work_entry, work_title
+
+HOSTILE = st.sampled_from(['"><script>alert(1)</script>', "</article><b>", "a & b", "x' onmouseover='y",
+                           "javascript:alert(1)", "<img src=x onerror=1>", "plain"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(wid=HOSTILE, name=HOSTILE, aid=HOSTILE, code=HOSTILE, subject=HOSTILE, label=HOSTILE,
+       url=HOSTILE | st.just("https://arxiv.org/abs/2401.00001"), title=HOSTILE, abstract=HOSTILE,
+       path=HOSTILE, derived=st.sampled_from(["title", "abstract", "none"]))
+def test_hostile_fields_stay_text(wid: str, name: str, aid: str, code: str, subject: str, label: str,
+                                  url: str, title: str, abstract: str, path: str, derived: str) -> None:
+    w: dict[str, Any] = {
+        "work_id": wid, "display_title": title, "display_title_from": derived, "markup": "latex",
+        "abstract": abstract, "authors": [{"name": name, "author_id": aid}, {"name": name, "author_id": None}],
+        "subjects": [{"code": code, "name": subject, "predicted": True, "probability": 0.42}],
+        "sources": [{"label": label, "url": url}],
+    }
+    page = parse(str(work_entry(w, "tok", path)), Balanced)
+    assert not any(t in ("script", "img", "b") for t, _ in page.tags)
+    for tag, attrs in page.tags:
+        assert not any(k.startswith("on") for k in attrs), attrs
+        if tag == "a" and attrs.get("rel") == "noopener nofollow":
+            assert attrs["href"] == "https://arxiv.org/abs/2401.00001"
+    text = "".join(page.text)
+    for value in (title, name, code, label, abstract):
+        assert value in text
+    assert ("title from the abstract" in text) == (derived == "abstract")
+    hidden = {a["name"]: a["value"] for t, a in page.tags if t == "input"}
+    assert hidden == {"csrf": "tok", "item": wid, "next": path}
+
+
+def test_authors_past_the_limit_are_counted_and_predictions_say_so() -> None:
+    people = [{"name": f"Person {i}", "author_id": f"a{i}"} for i in range(15)]
+    html = str(author_list(people, 12))
+    assert html.count("<a href=") == 12 and "and 3 more" in html
+    html = str(subject_list([{"code": "cs.LG", "name": "Machine Learning", "predicted": True,
+                              "probability": 0.875}, {"code": "cs.AI", "name": "AI"}]))
+    assert 'class="subject predicted">cs.LG <small>(predicted 88%)</small>' in html
+    assert 'class="subject">cs.AI</a>' in html
+
+
+def test_a_title_with_markup_is_rendered_without_links() -> None:
+    w = {"display_title": r"\emph{Fast} sampling \href{https://x.example}{here}",
+         "display_title_from": "title", "markup": "latex"}
+    html = str(work_title(w))
+    assert "<em>Fast</em>" in html and "<a " not in html
