@@ -57,3 +57,25 @@ def test_a_title_with_markup_is_rendered_without_links() -> None:
          "display_title_from": "title", "markup": "latex"}
     html = str(work_title(w))
     assert "<em>Fast</em>" in html and "<a " not in html
+
+
+def test_author_works_head_each_year_and_link_only_http_originals() -> None:
+    from paperdesk.web.fragments import author_works
+
+    rec = {"source": "arxiv", "year": 2025, "primary_subject": "cs.LG", "venue": "<i>NeurIPS</i>",
+           "abstract": "An abstract -- with a dash.", "url": "https://arxiv.org/abs/2501.00001"}
+    works = [
+        {"work_id": "W1", "year": 2025, "display_title": "One", "display_title_from": "title", "records": [rec]},
+        {"work_id": None, "year": 2025, "display_title": "Two", "display_title_from": "title",
+         "records": [{**rec, "url": "javascript:alert(1)", "primary_subject": None}]},
+        {"work_id": "W3", "year": None, "display_title": "[Derived]", "display_title_from": "abstract",
+         "records": [{**rec, "primary_subject": None, "abstract": None}]},
+    ]
+    page = parse(str(author_works(works)), Balanced)
+    text = "".join(page.text)
+    assert [t for t, _ in page.tags if t == "h3"] == ["h3", "h3"] and "Undated" in text
+    links = [a["href"] for t, a in page.tags if t == "a"]
+    assert links == ["/papers/W1", "https://arxiv.org/abs/2501.00001", "/papers/W3",
+                     "https://arxiv.org/abs/2501.00001"]
+    assert "<i>NeurIPS</i>" in text and "original" in text and "\u2013" in text
+    assert sum(t == "details" for t, _ in page.tags) == 2

@@ -144,7 +144,7 @@ def create_app(db: str | Path, settings: WebSettings | None = None) -> FastAPI:
     # stores only http(s) links, but a record stored before that check may not be).
     env.filters["safe_url"] = safe_link
     env.filters["tex"] = texmarkup.render  # text-mode LaTeX / Markdown → safe HTML
-    for name in ("work_title", "work_star", "author_list", "subject_list", "work_entry"):
+    for name in ("work_title", "work_star", "author_list", "subject_list", "work_entry", "author_works"):
         env.globals[name] = getattr(fragments, name)
     app.state.templates = env
 

@@ -105,3 +105,37 @@ def work_entry(w: dict[str, Any], csrf: str, path: str) -> Markup:
         f'  {source_list(w.get("sources") or [])}\n'
         '</article>\n'
     )
+
+
+def author_works(works: Sequence[dict[str, Any]]) -> Markup:
+    """An author page's works, newest year first under a heading per year: each work's
+    title (linked to its page), a line per source record (source, year, primary subject
+    or "original" linked to the original, venue) and the first record's abstract."""
+    out: list[str] = []
+    year: object = object()
+    for w in works:
+        if w.get("year") != year:
+            year = w.get("year")
+            out.append(f'  <h3 class="year">{escape(year or "Undated")}</h3>\n')
+        title = work_title(w)
+        if w.get("work_id"):
+            title = Markup(f'<a href="/papers/{escape(w["work_id"])}">{title}</a>')
+        out.append(f'  <section class="work">\n    <h4 class="title tex">{title}</h4>\n')
+        records = w.get("records") or []
+        for r in records:
+            href = safe_link(r.get("url"))
+            link = f'<a href="{escape(href)}" rel="noopener nofollow">' if href else ""
+            line = f'<span class="src">{escape(r.get("source"))}</span> {escape(r.get("year") or "")}'
+            if r.get("primary_subject"):
+                subject = escape(r["primary_subject"])
+                line += f" · {link}{subject}</a>" if href else f" · {subject}"
+            elif href:
+                line += f" · {link}original</a>"
+            if r.get("venue"):
+                line += f" · {escape(r['venue'])}"
+            out.append(f'    <p class="record-line">{line}</p>\n')
+        if records and records[0].get("abstract"):
+            out.append('    <details class="abstract"><summary>Abstract</summary><p class="tex">'
+                       f'{texmarkup.render(records[0]["abstract"])}</p></details>\n')
+        out.append("  </section>\n")
+    return Markup("".join(out))
