@@ -79,3 +79,13 @@ def test_author_works_head_each_year_and_link_only_http_originals() -> None:
                      "https://arxiv.org/abs/2501.00001"]
     assert "<i>NeurIPS</i>" in text and "original" in text and "\u2013" in text
     assert sum(t == "details" for t, _ in page.tags) == 2
+
+
+def test_an_author_pages_abstract_in_its_sources_markup() -> None:
+    """An OpenReview abstract is Markdown on the author page, as in the daily list."""
+    from paperdesk.web.fragments import author_works
+
+    rec = {"source": "openreview", "year": 2024, "abstract": "We **prove** it.", "url": None}
+    w = {"work_id": "W1", "year": 2024, "display_title": "T", "display_title_from": "title", "records": [rec]}
+    assert "<strong>prove</strong>" in str(author_works([{**w, "markup": "markdown"}]))
+    assert "**prove**" in str(author_works([{**w, "markup": "latex"}]))

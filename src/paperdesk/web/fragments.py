@@ -136,6 +136,6 @@ def author_works(works: Sequence[dict[str, Any]]) -> Markup:
             out.append(f'    <p class="record-line">{line}</p>\n')
         if records and records[0].get("abstract"):
             out.append('    <details class="abstract"><summary>Abstract</summary><p class="tex">'
-                       f'{texmarkup.render(records[0]["abstract"])}</p></details>\n')
+                       f'{texmarkup.render(records[0]["abstract"], w.get("markup") or "latex")}</p></details>\n')
         out.append("  </section>\n")
     return Markup("".join(out))
