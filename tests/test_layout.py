@@ -5,6 +5,7 @@ another without cycles, and no module grows past 800 lines. Read from the source
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "paperdesk"
@@ -85,3 +86,43 @@ def test_no_module_is_over_800_lines() -> None:
         if (n := len(p.read_text(encoding="utf-8").splitlines())) > 800
     }
     assert not long
+
+
+STAGES = {"ingest", "ingest_pool", "resolve", "subjects", "search", "pipeline", "web", "cli", "desk"}
+# SQL as the store writes it (keywords in capitals), not prose that happens to say "select".
+_SQL = re.compile(r"\b(?:SELECT\s+\S.*\bFROM|INSERT\s+INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|CREATE\s+(?:TABLE|INDEX))\b",
+                  re.DOTALL)
+
+
+def _imports(tree: ast.AST) -> list[str]:
+    out: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            out.append(node.module)
+        elif isinstance(node, ast.Import):
+            out += [a.name for a in node.names]
+    return out
+
+
+def test_only_the_store_touches_a_database_and_it_imports_no_stage() -> None:
+    """Database drivers and SQL text live under store/ (store/sqlite, store/postgres, and
+    store/sql for what both backends share); store/ imports no stage."""
+    offenders: list[str] = []
+    for path in SRC.rglob("*.py"):
+        rel = str(path.relative_to(SRC))
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        mods = _imports(tree)
+        if rel.startswith("store/"):
+            offenders += [f"{rel} imports {m}" for m in mods
+                          if m.startswith("paperdesk.") and m.split(".")[1] in STAGES]
+            continue
+        offenders += [f"{rel} imports {m}" for m in mods if m.split(".")[0] in ("sqlite3", "psycopg")]
+        offenders += [f"{rel} has SQL: {n.value[:60]!r}" for n in ast.walk(tree)
+                      if isinstance(n, ast.Constant) and isinstance(n.value, str) and _SQL.search(n.value)]
+    assert not offenders, offenders
+
+
+def test_the_sql_finder_sees_sql() -> None:
+    assert _SQL.search("SELECT work_id FROM works WHERE x = ?")
+    assert _SQL.search("INSERT INTO records (key) VALUES (?)")
+    assert not _SQL.search("Select a day from the list")
