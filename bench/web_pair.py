@@ -2,7 +2,7 @@
 latencies within 20 % of today's figures").
 
     .venv/bin/python bench/web_pair.py --db A.db --other-db B.db --other-src ../anchor/src \
-        [--other-env PAPERDESK_NATIVE=DIR] [--requests 300]
+        [--other-env NAME=VALUE] [--requests 300]   # e.g. the other version's own build switch
 
 Why paired: on a shared 2-core VM the speed of the machine drifts by 20-40 % from one
 minute to the next, more than the difference being measured, so two benchmark runs one
