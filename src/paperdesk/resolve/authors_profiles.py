@@ -98,12 +98,11 @@ def profile(store: Store, author_id: str, *, max_works: int | None = None) -> di
         )
     works.sort(key=lambda w: (-(w["year"] or 0), w["title"] or ""))
 
-    co: Counter[str] = Counter()
+    names = authors.authors_of_records(keys)
+    co = Counter(a for a, _ in names if a != aid)
     co_names: dict[str, str] = {}
-    for s in authors.signatures_of_records(keys):
-        if s.author_id != aid:
-            co[s.author_id] += 1
-            co_names.setdefault(s.author_id, s.name)
+    for a, n in names:
+        co_names.setdefault(a, n)
     out = {
         "author_id": aid,
         "redirected_from": author_id if author_id != aid else None,

@@ -102,14 +102,16 @@ class AuthorTables:
     ) -> list[SignatureRow]:
         """Signature rows whose `column` (one of our own column names) is in `values`."""
         assert column in {"sig_id", "record_key"}
-        out: list[SignatureRow] = []
+        rows = self._in_chunks(f"SELECT {_SIG_COLS} FROM author_signatures WHERE {column}",  # noqa: S608
+                               values, " ORDER BY record_key, position")
+        return [SignatureRow(*r) for r in rows]
+
+    def _in_chunks(self, select: str, values: Iterable[str], tail: str = "") -> list[Any]:
+        """The rows of `select … IN (values) tail` (our own SQL text around the values),
+        the values sorted and a few hundred a statement."""
+        out: list[Any] = []
         for chunk in chunks(sorted(set(values))):
-            rows = self.conn.execute(
-                f"SELECT {_SIG_COLS} FROM author_signatures"  # noqa: S608
-                f" WHERE {column} IN ({placeholders(len(chunk))}) ORDER BY record_key, position",
-                list(chunk),
-            )
-            out.extend(SignatureRow(*r) for r in rows)
+            out.extend(self.conn.execute(f"{select} IN ({placeholders(len(chunk))}){tail}", list(chunk)))
         return out
 
     def signatures_in_blocks(self, blocks: Iterable[str]) -> list[SignatureRow]:
@@ -136,6 +138,10 @@ class AuthorTables:
 
     def signatures_of_records(self, keys: Iterable[str]) -> list[SignatureRow]:
         return self._signatures_where("record_key", keys)
+
+    def authors_of_records(self, keys: Iterable[str]) -> list[tuple[str, str]]:
+        return self._in_chunks("SELECT author_id, name FROM author_signatures WHERE record_key",
+                               keys, " ORDER BY record_key, position")
 
     def unit_rows_of_records(
         self, keys: Iterable[str]
@@ -391,14 +397,8 @@ class AuthorTables:
         answered from an index alone (migration 035), and the caller decodes each distinct
         givens text once and reads the samples of the kept ones (`profile_samples`). In no
         particular order."""
-        out: list[tuple[str, str, str, int]] = []
-        for chunk in chunks(sorted(set(blocks))):
-            out.extend(self.conn.execute(
-                "SELECT author_id, block, COALESCE(givens, '[]'), n_signatures"  # noqa: S608
-                f" FROM author_profiles WHERE block IN ({placeholders(len(chunk))})",
-                list(chunk),
-            ))
-        return out
+        return self._in_chunks("SELECT author_id, block, COALESCE(givens, '[]'), n_signatures"
+                               " FROM author_profiles WHERE block", blocks)
 
     def profile_samples(self, author_ids: Iterable[str]) -> dict[str, list[str]]:
         """The sampled member ids (`reps`) of these profiles."""
