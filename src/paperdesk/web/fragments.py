@@ -75,14 +75,19 @@ def subject_list(subjects: Sequence[dict[str, Any]]) -> Markup:
     return Markup(f'<ul class="subjects" aria-label="Subjects">{"".join(items)}</ul>')
 
 
+def _link_to_original(url: object) -> str:
+    """The opening `<a>` to a record's original, "" unless the link is http(s)."""
+    href = safe_link(url)
+    return f'<a href="{escape(href)}" rel="noopener nofollow">' if href else ""
+
+
 def source_list(sources: Sequence[dict[str, Any]]) -> Markup:
     """The original sources, linked where the link is http(s)."""
     items = []
     for s in sources:
-        href = safe_link(s.get("url"))
+        link = _link_to_original(s.get("url"))
         label = escape(s.get("label"))
-        items.append(f'<li><a href="{escape(href)}" rel="noopener nofollow">{label}</a></li>' if href
-                     else f"<li>{label}</li>")
+        items.append(f"<li>{link}{label}</a></li>" if link else f"<li>{label}</li>")
     return Markup(f'<ul class="sources" aria-label="Original sources">{"".join(items)}</ul>')
 
 
@@ -123,13 +128,12 @@ def author_works(works: Sequence[dict[str, Any]]) -> Markup:
         out.append(f'  <section class="work">\n    <h4 class="title tex">{title}</h4>\n')
         records = w.get("records") or []
         for r in records:
-            href = safe_link(r.get("url"))
-            link = f'<a href="{escape(href)}" rel="noopener nofollow">' if href else ""
+            link = _link_to_original(r.get("url"))
             line = f'<span class="src">{escape(r.get("source"))}</span> {escape(r.get("year") or "")}'
             if r.get("primary_subject"):
                 subject = escape(r["primary_subject"])
-                line += f" · {link}{subject}</a>" if href else f" · {subject}"
-            elif href:
+                line += f" · {link}{subject}</a>" if link else f" · {subject}"
+            elif link:
                 line += f" · {link}original</a>"
             if r.get("venue"):
                 line += f" · {escape(r['venue'])}"
